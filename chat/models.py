@@ -1,0 +1,61 @@
+from django.conf import settings
+from django.db import models
+
+
+class Conversation(models.Model):
+    owner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="conversations")
+    title = models.CharField(max_length=200)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["-updated_at", "-id"]
+        indexes = [models.Index(fields=["owner", "-updated_at"])]
+
+    def __str__(self) -> str:
+        return self.title
+
+
+class Message(models.Model):
+    class Role(models.TextChoices):
+        USER = "user", "You"
+        ASSISTANT = "assistant", "Second Brain"
+
+    class Status(models.TextChoices):
+        COMPLETE = "complete", "Complete"
+        FAILED = "failed", "Failed"
+
+    conversation = models.ForeignKey(Conversation, on_delete=models.CASCADE, related_name="messages")
+    role = models.CharField(max_length=16, choices=Role.choices)
+    content = models.TextField()
+    abstained = models.BooleanField(default=False)
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.COMPLETE)
+    error_code = models.CharField(max_length=64, blank=True)
+    # How the answer came about: passages retrieved with their scores, timings, the query mode.
+    trace = models.JSONField(default=dict, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["created_at", "id"]
+
+    def __str__(self) -> str:
+        return f"{self.role}: {self.content[:40]}"
+
+
+class Citation(models.Model):
+    """A `[marker]` of an answer and the passage it points to.
+
+    The excerpt and title are copied so an answer still reads after its source was deleted.
+    """
+
+    message = models.ForeignKey(Message, on_delete=models.CASCADE, related_name="citations")
+    marker = models.PositiveSmallIntegerField()
+    chunk = models.ForeignKey("ingestion.Chunk", on_delete=models.SET_NULL, null=True, related_name="+")
+    source = models.ForeignKey("ingestion.Source", on_delete=models.SET_NULL, null=True, related_name="+")
+    source_title = models.CharField(max_length=300)
+    anchor = models.JSONField(default=dict)
+    excerpt = models.TextField()
+
+    class Meta:
+        ordering = ["marker"]
+        constraints = [models.UniqueConstraint(fields=["message", "marker"], name="citation_message_marker_unique")]

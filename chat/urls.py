@@ -1,0 +1,8 @@
+from django.urls import path
+
+from chat import views
+
+urlpatterns = [
+    path("", views.chat, name="chat"),
+    path("<int:conversation_id>/", views.chat, name="conversation"),
+]

@@ -1,0 +1,117 @@
+from datetime import datetime
+from typing import Any
+
+from django.http import HttpRequest
+from ninja import Router, Schema
+
+from ingestion import selectors, services
+from ingestion.models import Chunk, Job, Source
+
+router = Router(tags=["ingestion"])
+
+
+class NoteIn(Schema):
+    title: str = ""
+    text: str
+    occurred_at: datetime | None = None
+
+
+class QueuedOut(Schema):
+    source_id: int
+    job_id: int
+
+
+class JobOut(Schema):
+    id: int
+    source_id: int
+    status: str
+    stage: str
+    progress: int
+    attempts: int
+    error_code: str
+    error_message: str
+    created_at: datetime
+    finished_at: datetime | None
+
+
+class SourceOut(Schema):
+    id: int
+    kind: str
+    title: str
+    mime_type: str
+    size: int
+    sha256: str
+    status: str
+    created_at: datetime
+    occurred_at: datetime
+    metadata: dict[str, Any]
+
+
+class ChunkOut(Schema):
+    id: int
+    source_id: int
+    source_title: str
+    kind: str
+    ordinal: int
+    text: str
+    anchor: dict[str, Any]
+    occurred_at: datetime
+
+
+def _queued(job: Job) -> tuple[int, dict[str, int]]:
+    return 202, {"source_id": job.source_id, "job_id": job.pk}
+
+
+@router.post("/notes", response={202: QueuedOut})
+def note_create(request: HttpRequest, payload: NoteIn) -> tuple[int, dict[str, int]]:
+    job = services.note_create(
+        owner=request.user, text=payload.text, title=payload.title, occurred_at=payload.occurred_at
+    )
+    return _queued(job)
+
+
+@router.get("/jobs", response=list[JobOut])
+def job_list(request: HttpRequest) -> Any:
+    return selectors.jobs_of(owner=request.user)[:200]
+
+
+@router.get("/jobs/{job_id}", response=JobOut)
+def job_detail(request: HttpRequest, job_id: int) -> Job:
+    return selectors.job_get(owner=request.user, job_id=job_id)
+
+
+@router.get("/sources", response=list[SourceOut])
+def source_list(request: HttpRequest) -> Any:
+    return selectors.sources_of(owner=request.user)[:500]
+
+
+@router.get("/sources/{source_id}", response=SourceOut)
+def source_detail(request: HttpRequest, source_id: int) -> Source:
+    return selectors.source_get(owner=request.user, source_id=source_id)
+
+
+@router.delete("/sources/{source_id}", response={204: None})
+def source_delete(request: HttpRequest, source_id: int) -> tuple[int, None]:
+    services.source_delete(source=selectors.source_get(owner=request.user, source_id=source_id))
+    return 204, None
+
+
+@router.post("/sources/{source_id}/reprocess", response={202: QueuedOut})
+def source_reprocess(request: HttpRequest, source_id: int) -> tuple[int, dict[str, int]]:
+    job = services.source_reprocess(source=selectors.source_get(owner=request.user, source_id=source_id))
+    return _queued(job)
+
+
+@router.get("/chunks/{chunk_id}", response=ChunkOut)
+def chunk_detail(request: HttpRequest, chunk_id: int) -> dict[str, Any]:
+    chunk: Chunk = selectors.chunk_get(owner=request.user, chunk_id=chunk_id)
+    return {
+        "id": chunk.pk,
+        "source_id": chunk.source_id,
+        "source_title": chunk.source.title,
+        "kind": chunk.source.kind,
+        "ordinal": chunk.ordinal,
+        "text": chunk.text,
+        "anchor": chunk.anchor,
+        "occurred_at": chunk.occurred_at,
+    }

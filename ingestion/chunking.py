@@ -1,0 +1,123 @@
+"""Structure-aware chunking of Markdown and plain text.
+
+A chunk never crosses a heading and never splits a fenced code block; paragraphs are packed
+together up to a word budget, an over-long paragraph is split between sentences, and an over-long
+sentence (a huge line with no punctuation) between words. Consecutive chunks of one section share
+their boundary sentence so a fact on the seam is found from either side.
+"""
+
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+
+MAX_WORDS = 180
+OVERLAP_WORDS = 40
+
+_HEADING = re.compile(r"^(#{1,6})\s+(.*?)\s*#*\s*$")
+_FENCE = re.compile(r"^\s*(```|~~~)")
+_SENTENCE_END = re.compile(r"(?<=[.!?。！？])\s+")
+
+
+@dataclass(frozen=True)
+class Piece:
+    text: str
+    heading: tuple[str, ...]
+
+
+@dataclass
+class _Block:
+    text: str
+    heading: tuple[str, ...]
+    is_code: bool = False
+
+
+@dataclass
+class _Packer:
+    max_words: int
+    overlap_words: int
+    pieces: list[Piece] = field(default_factory=list)
+    current: list[str] = field(default_factory=list)
+    words: int = 0
+    heading: tuple[str, ...] = ()
+
+    def add(self, unit: str, heading: tuple[str, ...]) -> None:
+        size = _count(unit)
+        if heading != self.heading:
+            self.flush(carry=False)
+            self.heading = heading
+        elif self.current and self.words + size > self.max_words:
+            self.flush(carry=True)
+        self.current.append(unit)
+        self.words += size
+
+    def flush(self, *, carry: bool) -> None:
+        if not self.current:
+            return
+        self.pieces.append(Piece(text="\n\n".join(self.current).strip(), heading=self.heading))
+        last = self.current[-1]
+        keep = _last_sentence(last) if carry else ""
+        self.current = [keep] if keep and _count(keep) <= self.overlap_words else []
+        self.words = sum(_count(unit) for unit in self.current)
+
+
+def chunk_markdown(text: str, *, max_words: int = MAX_WORDS, overlap_words: int = OVERLAP_WORDS) -> list[Piece]:
+    packer = _Packer(max_words=max_words, overlap_words=overlap_words)
+    for block in _blocks(text):
+        if block.is_code or _count(block.text) <= max_words:
+            packer.add(block.text, block.heading)
+            continue
+        for unit in _split_long(block.text, max_words):
+            packer.add(unit, block.heading)
+    packer.flush(carry=False)
+    return [piece for piece in packer.pieces if piece.text]
+
+
+def _blocks(text: str) -> Iterator[_Block]:
+    heading: list[str] = []
+    paragraph: list[str] = []
+    code: list[str] | None = None
+    fence = ""
+    for line in text.replace("\r\n", "\n").replace("\r", "\n").split("\n"):
+        if code is not None:
+            code.append(line)
+            if line.strip().startswith(fence):
+                yield _Block("\n".join(code), tuple(heading), is_code=True)
+                code = None
+            continue
+        fence_match = _FENCE.match(line)
+        heading_match = _HEADING.match(line)
+        if fence_match or heading_match or not line.strip():
+            if paragraph:
+                yield _Block("\n".join(paragraph).strip(), tuple(heading))
+                paragraph = []
+        if fence_match:
+            fence, code = fence_match.group(1), [line]
+        elif heading_match:
+            level = len(heading_match.group(1))
+            heading = heading[: level - 1] + [heading_match.group(2)]
+        elif line.strip():
+            paragraph.append(line)
+    if code is not None:  # an unclosed fence runs to the end of the document
+        yield _Block("\n".join(code), tuple(heading), is_code=True)
+    if paragraph:
+        yield _Block("\n".join(paragraph).strip(), tuple(heading))
+
+
+def _split_long(text: str, max_words: int) -> Iterator[str]:
+    for sentence in _SENTENCE_END.split(text):
+        words = sentence.split()
+        if len(words) <= max_words:
+            if words:
+                yield sentence.strip()
+            continue
+        for start in range(0, len(words), max_words):
+            yield " ".join(words[start : start + max_words])
+
+
+def _last_sentence(text: str) -> str:
+    sentences = [part for part in _SENTENCE_END.split(text) if part.strip()]
+    return sentences[-1].strip() if len(sentences) > 1 else ""
+
+
+def _count(text: str) -> int:
+    return len(text.split())

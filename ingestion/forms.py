@@ -1,0 +1,11 @@
+from django import forms
+
+
+class NoteForm(forms.Form):
+    title = forms.CharField(max_length=120, required=False)
+    text = forms.CharField(widget=forms.Textarea(attrs={"rows": 6, "placeholder": "Write a note… Markdown works."}))
+    occurred_at = forms.DateTimeField(
+        required=False,
+        label="When did it happen?",
+        widget=forms.DateTimeInput(attrs={"type": "datetime-local"}),
+    )

@@ -1,0 +1,137 @@
+from typing import Any
+
+from django.conf import settings
+from django.contrib.postgres.indexes import GinIndex
+from django.contrib.postgres.search import SearchVector, SearchVectorField
+from django.db import models
+from django.utils import timezone
+from pgvector.django import HnswIndex, VectorField
+
+# The text-search configuration of the generated tsvector; queries must use the same one.
+SEARCH_CONFIG = "english"
+
+
+def anchor_label(anchor: dict[str, Any]) -> str:
+    """Where a passage sits in its source, for people: "page 4", "12:05", "Budget › Q3"."""
+    if "page" in anchor:
+        return f"page {anchor['page']}"
+    if "start" in anchor:
+        start = int(anchor["start"])
+        return f"{start // 60}:{start % 60:02d}"
+    return " › ".join(anchor.get("heading", []))
+
+
+class Source(models.Model):
+    class Kind(models.TextChoices):
+        NOTE = "note", "Note"
+        PDF = "pdf", "PDF"
+        AUDIO = "audio", "Audio"
+
+    class Status(models.TextChoices):
+        PENDING = "pending", "Processing"
+        READY = "ready", "Ready"
+        FAILED = "failed", "Failed"
+
+    owner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="sources")
+    kind = models.CharField(max_length=16, choices=Kind.choices)
+    title = models.CharField(max_length=300)
+    # A typed note keeps its body here; uploaded files keep theirs in `file`.
+    text = models.TextField(blank=True)
+    file = models.FileField(upload_to="sources/%Y/%m/", blank=True)
+    mime_type = models.CharField(max_length=100)
+    size = models.BigIntegerField()
+    sha256 = models.CharField(max_length=64)
+    created_at = models.DateTimeField(default=timezone.now)
+    occurred_at = models.DateTimeField(default=timezone.now)
+    metadata = models.JSONField(default=dict, blank=True)
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.PENDING)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        indexes = [
+            models.Index(fields=["owner", "-created_at"]),
+            models.Index(fields=["owner", "sha256"]),
+        ]
+
+    def __str__(self) -> str:
+        return self.title
+
+
+class Chunk(models.Model):
+    """A passage of a source, the unit of retrieval and citation.
+
+    `anchor` locates it in its source: `{"heading": [...]}` for notes, `{"page": n}` for PDFs,
+    `{"start": s, "end": e}` (seconds) for audio.
+    """
+
+    source = models.ForeignKey(Source, on_delete=models.CASCADE, related_name="chunks")
+    # Denormalized from the source so every search filters on an indexed column of this table.
+    owner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
+    ordinal = models.PositiveIntegerField()
+    text = models.TextField()
+    anchor = models.JSONField(default=dict)
+    occurred_at = models.DateTimeField()
+    embedding = VectorField(dimensions=settings.EMBEDDING_DIMENSIONS)
+    search = models.GeneratedField(
+        expression=SearchVector("text", config=SEARCH_CONFIG),
+        output_field=SearchVectorField(),
+        db_persist=True,
+    )
+
+    class Meta:
+        ordering = ["source_id", "ordinal"]
+        constraints = [models.UniqueConstraint(fields=["source", "ordinal"], name="chunk_source_ordinal_unique")]
+        indexes = [
+            HnswIndex(
+                name="chunk_embedding_hnsw",
+                fields=["embedding"],
+                m=16,
+                ef_construction=64,
+                opclasses=["vector_cosine_ops"],
+            ),
+            GinIndex(name="chunk_search_gin", fields=["search"]),
+            models.Index(fields=["owner", "occurred_at"], name="chunk_owner_occurred"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.source_id}#{self.ordinal}"
+
+    @property
+    def anchor_label(self) -> str:
+        return anchor_label(self.anchor)
+
+
+class Job(models.Model):
+    class Status(models.TextChoices):
+        QUEUED = "queued", "Queued"
+        RUNNING = "running", "Running"
+        DONE = "done", "Done"
+        FAILED = "failed", "Failed"
+
+    class Stage(models.TextChoices):
+        QUEUED = "queued", "Waiting"
+        EXTRACTING = "extracting", "Reading"
+        CHUNKING = "chunking", "Splitting"
+        EMBEDDING = "embedding", "Indexing"
+        STORING = "storing", "Saving"
+        DONE = "done", "Done"
+
+    owner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="jobs")
+    source = models.ForeignKey(Source, on_delete=models.CASCADE, related_name="jobs")
+    stage = models.CharField(max_length=16, choices=Stage.choices, default=Stage.QUEUED)
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.QUEUED)
+    progress = models.PositiveSmallIntegerField(default=0)
+    attempts = models.PositiveSmallIntegerField(default=0)
+    error_code = models.CharField(max_length=64, blank=True)
+    error_message = models.TextField(blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        indexes = [models.Index(fields=["owner", "-created_at"]), models.Index(fields=["status", "updated_at"])]
+
+    def __str__(self) -> str:
+        return f"Job {self.pk} ({self.status})"

@@ -1,0 +1,32 @@
+from django.db.models import QuerySet
+from django.shortcuts import get_object_or_404
+
+from accounts.models import User
+from ingestion.models import Chunk, Job, Source
+
+
+def sources_of(*, owner: User) -> QuerySet[Source]:
+    return Source.objects.filter(owner=owner)
+
+
+def source_get(*, owner: User, source_id: int) -> Source:
+    """The owner's source, or Http404 — also for another user's id."""
+    return get_object_or_404(Source, pk=source_id, owner=owner)
+
+
+def jobs_of(*, owner: User) -> QuerySet[Job]:
+    return Job.objects.filter(owner=owner).select_related("source")
+
+
+def job_get(*, owner: User, job_id: int) -> Job:
+    return get_object_or_404(Job.objects.select_related("source"), pk=job_id, owner=owner)
+
+
+def chunk_get(*, owner: User, chunk_id: int) -> Chunk:
+    return get_object_or_404(Chunk.objects.select_related("source"), pk=chunk_id, owner=owner)
+
+
+def latest_jobs_by_source(*, owner: User, source_ids: list[int]) -> dict[int, Job]:
+    """Each source's newest job, in one query."""
+    jobs = Job.objects.filter(owner=owner, source_id__in=source_ids).order_by("source_id", "-created_at", "-id")
+    return {job.source_id: job for job in jobs.distinct("source_id")}

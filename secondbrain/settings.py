@@ -1,0 +1,219 @@
+"""Second Brain settings: one module, configured by the environment only.
+
+Every variable is listed with its default in `.env.example`. The helpers below fail loudly on
+values they cannot parse, so a typo in production stops the start instead of silently falling
+back to a default.
+"""
+
+import os
+from pathlib import Path
+from urllib.parse import parse_qs, unquote, urlparse
+
+from django.core.exceptions import ImproperlyConfigured
+
+BASE_DIR = Path(__file__).resolve().parent.parent
+VAR_DIR = BASE_DIR / "var"
+
+
+def env_str(name: str, default: str) -> str:
+    return os.environ.get(name, default)
+
+
+def env_bool(name: str, default: bool) -> bool:
+    raw = os.environ.get(name)
+    if raw is None or raw == "":
+        return default
+    value = raw.strip().lower()
+    if value in {"1", "true", "yes", "on"}:
+        return True
+    if value in {"0", "false", "no", "off"}:
+        return False
+    raise ImproperlyConfigured(f"{name} must be a boolean (true/false), not {raw!r}")
+
+
+def env_int(name: str, default: int) -> int:
+    raw = os.environ.get(name)
+    if raw is None or raw == "":
+        return default
+    try:
+        return int(raw)
+    except ValueError:
+        raise ImproperlyConfigured(f"{name} must be an integer, not {raw!r}") from None
+
+
+def env_list(name: str, default: list[str]) -> list[str]:
+    raw = os.environ.get(name)
+    if raw is None or raw == "":
+        return default
+    return [item.strip() for item in raw.split(",") if item.strip()]
+
+
+def database_from_url(url: str) -> dict[str, object]:
+    """Turn `postgresql://user:pass@host:port/name?host=/socket/dir` into a Django DATABASES entry."""
+    parsed = urlparse(url)
+    if parsed.scheme not in {"postgres", "postgresql"}:
+        raise ImproperlyConfigured(f"DATABASE_URL must be a postgresql:// URL, not {url!r}")
+    query = {key: values[-1] for key, values in parse_qs(parsed.query).items()}
+    host = query.pop("host", None) or unquote(parsed.hostname or "")
+    return {
+        "ENGINE": "django.db.backends.postgresql",
+        "NAME": unquote(parsed.path.lstrip("/")),
+        "USER": unquote(parsed.username or ""),
+        "PASSWORD": unquote(parsed.password or ""),
+        "HOST": host,
+        "PORT": str(parsed.port or ""),
+        "CONN_MAX_AGE": env_int("DB_CONN_MAX_AGE", 60),
+        "CONN_HEALTH_CHECKS": True,
+        # hnsw.iterative_scan keeps an owner- or date-filtered vector search from returning too few
+        # rows: pgvector keeps walking the graph until the LIMIT is filled.
+        "OPTIONS": {"options": "-c hnsw.iterative_scan=relaxed_order -c hnsw.ef_search=100", **query},
+    }
+
+
+DEBUG = env_bool("DEBUG", True)
+SECRET_KEY = os.environ.get("SECRET_KEY", "")
+if not SECRET_KEY:
+    if not DEBUG:
+        raise ImproperlyConfigured("SECRET_KEY must be set when DEBUG is false")
+    SECRET_KEY = "insecure-development-key-set-SECRET_KEY-in-production"
+ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", ["127.0.0.1", "localhost", "[::1]", "testserver"])
+CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS", [])
+
+INSTALLED_APPS = [
+    "daphne",
+    "django.contrib.admin",
+    "django.contrib.auth",
+    "django.contrib.contenttypes",
+    "django.contrib.sessions",
+    "django.contrib.messages",
+    "django.contrib.staticfiles",
+    "django.contrib.postgres",
+    "template_partials",
+    "django_htmx",
+    "ninja",
+    "accounts",
+    "ingestion",
+    "chat",
+]
+
+MIDDLEWARE = [
+    "django.middleware.security.SecurityMiddleware",
+    "whitenoise.middleware.WhiteNoiseMiddleware",
+    "django.contrib.sessions.middleware.SessionMiddleware",
+    "django.middleware.common.CommonMiddleware",
+    "django.middleware.csrf.CsrfViewMiddleware",
+    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "django.contrib.messages.middleware.MessageMiddleware",
+    "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "django_htmx.middleware.HtmxMiddleware",
+]
+
+ROOT_URLCONF = "secondbrain.urls"
+ASGI_APPLICATION = "secondbrain.asgi.application"
+
+TEMPLATES = [
+    {
+        "BACKEND": "django.template.backends.django.DjangoTemplates",
+        "DIRS": [BASE_DIR / "templates"],
+        "APP_DIRS": True,
+        "OPTIONS": {
+            "context_processors": [
+                "django.template.context_processors.request",
+                "django.contrib.auth.context_processors.auth",
+                "django.contrib.messages.context_processors.messages",
+            ],
+        },
+    },
+]
+
+DATABASES = {
+    "default": database_from_url(
+        env_str("DATABASE_URL", f"postgresql://postgres@/secondbrain?host={VAR_DIR / 'pgdata'}")
+    )
+}
+DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+
+AUTH_USER_MODEL = "accounts.User"
+AUTH_PASSWORD_VALIDATORS = [
+    {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
+    {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
+    {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
+    {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
+]
+LOGIN_URL = "login"
+LOGIN_REDIRECT_URL = "home"
+LOGOUT_REDIRECT_URL = "login"
+SIGNUP_OPEN = env_bool("SIGNUP_OPEN", True)
+
+LANGUAGE_CODE = "en-us"
+TIME_ZONE = "UTC"
+USE_I18N = True
+USE_TZ = True
+
+STATIC_URL = "static/"
+STATIC_ROOT = VAR_DIR / "staticfiles"
+STATICFILES_DIRS = [BASE_DIR / "static"]
+# Serving straight from the finders keeps `make run` free of a collectstatic step; the production
+# image runs collectstatic anyway, and then the finders are simply not consulted.
+WHITENOISE_USE_FINDERS = True
+MEDIA_ROOT = Path(env_str("MEDIA_ROOT", str(VAR_DIR / "media")))
+MEDIA_URL = "media/"
+
+MAX_UPLOAD_MB = env_int("MAX_UPLOAD_MB", 200)
+MAX_UPLOAD_BYTES = MAX_UPLOAD_MB * 1024 * 1024
+# A JSON note body is read into memory; allow the upload limit plus room for the JSON envelope so
+# the service, not Django, decides (and explains) what is too large.
+DATA_UPLOAD_MAX_MEMORY_SIZE = MAX_UPLOAD_BYTES + 64 * 1024
+
+REDIS_URL = env_str("REDIS_URL", "redis://127.0.0.1:6379/0")
+CHANNEL_LAYERS = {
+    "default": {
+        "BACKEND": "channels_redis.core.RedisChannelLayer",
+        "CONFIG": {"hosts": [REDIS_URL], "capacity": 1500, "expiry": 30},
+    }
+}
+
+CELERY_BROKER_URL = REDIS_URL
+CELERY_TASK_IGNORE_RESULT = True
+CELERY_TASK_ACKS_LATE = True
+CELERY_TASK_REJECT_ON_WORKER_LOST = True
+CELERY_WORKER_PREFETCH_MULTIPLIER = 1
+CELERY_TASK_DEFAULT_QUEUE = "ingest"
+CELERY_TASK_ROUTES = {"ingestion.tasks.*": {"queue": "ingest"}}
+# A job that runs longer than this is redelivered: it must exceed the longest real job.
+CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": env_int("JOB_VISIBILITY_TIMEOUT", 6 * 3600)}
+CELERY_WORKER_HIJACK_ROOT_LOGGER = False
+
+MODELS_DIR = Path(env_str("MODELS_DIR", str(VAR_DIR / "models")))
+EMBEDDING_PROVIDER = env_str("EMBEDDING_PROVIDER", "local")
+if EMBEDDING_PROVIDER not in {"local", "openai"}:
+    raise ImproperlyConfigured(f"EMBEDDING_PROVIDER must be 'local' or 'openai', not {EMBEDDING_PROVIDER!r}")
+# A directory of a sentence-transformers model (local) or a model name (openai).
+EMBEDDING_MODEL = env_str("EMBEDDING_MODEL", str(MODELS_DIR / "all-MiniLM-L6-v2"))
+# Fixed by the Chunk.embedding column; a model of another size needs a migration.
+EMBEDDING_DIMENSIONS = 384
+EMBEDDING_BATCH_SIZE = env_int("EMBEDDING_BATCH_SIZE", 32)
+TRANSCRIBE_MODEL = env_str("TRANSCRIBE_MODEL", "base")
+
+OPENAI_BASE_URL = env_str("OPENAI_BASE_URL", "http://127.0.0.1:8081/v1")
+OPENAI_API_KEY = env_str("OPENAI_API_KEY", "local")
+CHAT_MODEL = env_str("CHAT_MODEL", "qwen2.5-coder-0.5b-instruct")
+CHAT_MODEL_PATH = Path(env_str("CHAT_MODEL_PATH", str(MODELS_DIR / "qwen2.5-coder-0.5b-instruct-q4_k_m.gguf")))
+CHAT_TIMEOUT_SECONDS = env_int("CHAT_TIMEOUT_SECONDS", 120)
+CHAT_MAX_TOKENS = env_int("CHAT_MAX_TOKENS", 300)
+
+SEARCH_DEFAULT_K = 8
+SEARCH_MAX_K = 50
+# Cosine similarity below which a passage with no full-text match does not count as relevant.
+# MiniLM gives unrelated English sentences 0.0-0.2; paraphrases score 0.4 and up.
+RELEVANCE_MIN_SIMILARITY = float(env_str("RELEVANCE_MIN_SIMILARITY", "0.3"))
+ANSWER_CONTEXT_PASSAGES = 6
+
+LOGGING = {
+    "version": 1,
+    "disable_existing_loggers": False,
+    "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s: %(message)s"}},
+    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
+    "root": {"handlers": ["console"], "level": env_str("LOG_LEVEL", "INFO")},
+    "loggers": {"httpx": {"level": "WARNING"}},
+}
