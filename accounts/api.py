@@ -1,7 +1,7 @@
 from typing import Any
 
 from django.http import HttpRequest
-from ninja import Router, Schema
+from ninja import Router, Schema, Status
 from ninja.security import HttpBearer
 
 from accounts import services
@@ -27,9 +27,9 @@ class TokenOut(Schema):
 
 
 @router.post("/register", auth=None, response={201: TokenOut})
-def register(request: HttpRequest, payload: CredentialsIn) -> tuple[int, dict[str, str]]:
+def register(request: HttpRequest, payload: CredentialsIn) -> Status[dict[str, str]]:
     user = services.user_register(username=payload.username, password=payload.password)
-    return 201, {"token": services.token_create(user=user, name="api")}
+    return Status(201, {"token": services.token_create(user=user, name="api")})
 
 
 @router.post("/token", auth=None, response=TokenOut)

@@ -1,3 +1,4 @@
+import json
 import re
 from dataclasses import dataclass
 from datetime import datetime
@@ -95,7 +96,7 @@ def search(*, owner_id: int, query: str, k: int) -> list[Hit]:
             similarity=float(row[6]),
             text_rank=float(row[7]),
             occurred_at=row[8],
-            anchor=row[9],
+            anchor=json.loads(row[9]),  # Django leaves jsonb undecoded on raw cursors
         )
         for row in rows
     ]

@@ -4,7 +4,6 @@
 `answer_collect` (behind `POST /api/ask`) gathers them into one JSON answer.
 """
 
-import re
 import time
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
@@ -16,7 +15,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from accounts.models import User
-from chat import llm, selectors
+from chat import grounding, llm, selectors
 from chat.models import Citation, Conversation, Message
 from chat.selectors import Hit
 from ingestion.models import anchor_label
@@ -25,7 +24,6 @@ from secondbrain.errors import AppError
 ABSTAIN_TEXT = "I couldn't find anything about that in your notes."
 QUESTION_MAX_CHARS = 2000
 HISTORY_MESSAGES = 4
-_MARKER = re.compile(r"\[(\d{1,3})\]")
 
 SYSTEM_PROMPT = """You answer questions about the user's own notes.
 Use only the numbered sources below. After each sentence, cite the sources it uses as [1], [2].
@@ -82,8 +80,8 @@ async def answer_stream(*, user: User, question: str, conversation_id: int | Non
         yield _done(message, [])
         return
     turn.mark("last_token")
-    answer, used = _resolve_markers("".join(parts).strip(), relevant)
-    abstained = not used and _is_abstention(answer)
+    answer, used, abstained = await sync_to_async(_finish)(answer="".join(parts), hits=relevant)
+    turn.mark("grounded")
     message = await sync_to_async(_answer_store)(turn=turn, text=answer, hits=relevant, used=used, abstained=abstained)
     citations = await sync_to_async(_citations_payload)(message=message)
     yield {"type": "citations", "message_id": message.pk, "citations": citations}
@@ -160,19 +158,13 @@ def _source_header(hit: Hit) -> str:
     return f"{hit.source_title} ({hit.occurred_at:%Y-%m-%d}{', ' + where if where else ''})"
 
 
-def _resolve_markers(answer: str, hits: list[Hit]) -> tuple[str, list[int]]:
-    """Drop markers that point to no source; return the answer and the markers it uses, in order."""
-    used: list[int] = []
-
-    def keep(match: re.Match[str]) -> str:
-        number = int(match.group(1))
-        if not 1 <= number <= len(hits):
-            return ""
-        if number not in used:
-            used.append(number)
-        return match.group(0)
-
-    return re.sub(r" +([.,;:!?])", r"\1", _MARKER.sub(keep, answer)), used
+def _finish(*, answer: str, hits: list[Hit]) -> tuple[str, list[int], bool]:
+    """The answer as stored: abstention as the model said it, or sentences with checked markers."""
+    answer = answer.strip()
+    if _is_abstention(answer):
+        return answer, [], True
+    grounded = grounding.ground(answer, [hit.text for hit in hits])
+    return grounded.text, grounded.markers, False
 
 
 def _is_abstention(answer: str) -> bool:

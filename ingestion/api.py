@@ -2,7 +2,7 @@ from datetime import datetime
 from typing import Any
 
 from django.http import HttpRequest
-from ninja import Router, Schema
+from ninja import Router, Schema, Status
 
 from ingestion import selectors, services
 from ingestion.models import Chunk, Job, Source
@@ -58,12 +58,12 @@ class ChunkOut(Schema):
     occurred_at: datetime
 
 
-def _queued(job: Job) -> tuple[int, dict[str, int]]:
-    return 202, {"source_id": job.source_id, "job_id": job.pk}
+def _queued(job: Job) -> Status[dict[str, int]]:
+    return Status(202, {"source_id": job.source_id, "job_id": job.pk})
 
 
 @router.post("/notes", response={202: QueuedOut})
-def note_create(request: HttpRequest, payload: NoteIn) -> tuple[int, dict[str, int]]:
+def note_create(request: HttpRequest, payload: NoteIn) -> Status[dict[str, int]]:
     job = services.note_create(
         owner=request.user, text=payload.text, title=payload.title, occurred_at=payload.occurred_at
     )
@@ -91,13 +91,13 @@ def source_detail(request: HttpRequest, source_id: int) -> Source:
 
 
 @router.delete("/sources/{source_id}", response={204: None})
-def source_delete(request: HttpRequest, source_id: int) -> tuple[int, None]:
+def source_delete(request: HttpRequest, source_id: int) -> Status[None]:
     services.source_delete(source=selectors.source_get(owner=request.user, source_id=source_id))
-    return 204, None
+    return Status(204, None)
 
 
 @router.post("/sources/{source_id}/reprocess", response={202: QueuedOut})
-def source_reprocess(request: HttpRequest, source_id: int) -> tuple[int, dict[str, int]]:
+def source_reprocess(request: HttpRequest, source_id: int) -> Status[dict[str, int]]:
     job = services.source_reprocess(source=selectors.source_get(owner=request.user, source_id=source_id))
     return _queued(job)
 

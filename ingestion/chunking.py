@@ -33,31 +33,42 @@ class _Block:
 
 @dataclass
 class _Packer:
+    """Packs units (paragraphs, or sentences of a split paragraph) into chunks of at most `max_words`."""
+
     max_words: int
     overlap_words: int
     pieces: list[Piece] = field(default_factory=list)
-    current: list[str] = field(default_factory=list)
+    current: list[tuple[str, str]] = field(default_factory=list)  # (separator before it, text)
     words: int = 0
     heading: tuple[str, ...] = ()
+    only_overlap: bool = False
 
-    def add(self, unit: str, heading: tuple[str, ...]) -> None:
+    def add(self, unit: str, heading: tuple[str, ...], *, separator: str = "\n\n") -> None:
         size = _count(unit)
         if heading != self.heading:
             self.flush(carry=False)
             self.heading = heading
         elif self.current and self.words + size > self.max_words:
-            self.flush(carry=True)
-        self.current.append(unit)
+            if self.only_overlap:  # the seam sentence alone would be a duplicate chunk
+                self.current, self.words = [], 0
+            else:
+                self.flush(carry=True)
+        self.current.append((separator, unit))
         self.words += size
+        self.only_overlap = False
 
     def flush(self, *, carry: bool) -> None:
         if not self.current:
             return
-        self.pieces.append(Piece(text="\n\n".join(self.current).strip(), heading=self.heading))
-        last = self.current[-1]
-        keep = _last_sentence(last) if carry else ""
-        self.current = [keep] if keep and _count(keep) <= self.overlap_words else []
-        self.words = sum(_count(unit) for unit in self.current)
+        text = self.current[0][1] + "".join(separator + unit for separator, unit in self.current[1:])
+        self.pieces.append(Piece(text=text.strip(), heading=self.heading))
+        separator, last = self.current[-1]
+        # The seam sentence is repeated at the start of the next chunk (a sentence of a split
+        # paragraph whole, else the paragraph's last sentence).
+        keep = last if separator == " " else _last_sentence(last)
+        self.current = [("", keep)] if carry and keep and _count(keep) <= self.overlap_words else []
+        self.words = sum(_count(unit) for _, unit in self.current)
+        self.only_overlap = bool(self.current)
 
 
 def chunk_markdown(text: str, *, max_words: int = MAX_WORDS, overlap_words: int = OVERLAP_WORDS) -> list[Piece]:
@@ -66,8 +77,8 @@ def chunk_markdown(text: str, *, max_words: int = MAX_WORDS, overlap_words: int 
         if block.is_code or _count(block.text) <= max_words:
             packer.add(block.text, block.heading)
             continue
-        for unit in _split_long(block.text, max_words):
-            packer.add(unit, block.heading)
+        for index, unit in enumerate(_split_long(block.text, max_words)):
+            packer.add(unit, block.heading, separator="\n\n" if index == 0 else " ")
     packer.flush(carry=False)
     return [piece for piece in packer.pieces if piece.text]
 

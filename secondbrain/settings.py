@@ -151,7 +151,8 @@ USE_I18N = True
 USE_TZ = True
 
 STATIC_URL = "static/"
-STATIC_ROOT = VAR_DIR / "staticfiles"
+# Only production images collect static files (the Dockerfile sets it); elsewhere the finders serve them.
+STATIC_ROOT = os.environ.get("STATIC_ROOT") or None
 STATICFILES_DIRS = [BASE_DIR / "static"]
 # Serving straight from the finders keeps `make run` free of a collectstatic step; the production
 # image runs collectstatic anyway, and then the finders are simply not consulted.
@@ -215,5 +216,5 @@ LOGGING = {
     "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s: %(message)s"}},
     "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
     "root": {"handlers": ["console"], "level": env_str("LOG_LEVEL", "INFO")},
-    "loggers": {"httpx": {"level": "WARNING"}},
+    "loggers": {"httpx": {"level": "WARNING"}, "httpx2": {"level": "WARNING"}},
 }

@@ -1,0 +1,51 @@
+from collections.abc import Iterator
+
+import pytest
+from celery.contrib.testing.worker import start_worker
+from django.db import connection
+
+from accounts.models import User
+from tests.factories import ApiClient, make_user
+
+
+@pytest.fixture(scope="session")
+def django_db_modify_db_settings() -> None:
+    from django.conf import settings
+
+    # Connections opened by the worker thread and by Channels' executor threads must close after
+    # each task or message, or the test database cannot be dropped at the end of the run.
+    settings.DATABASES["default"]["CONN_MAX_AGE"] = 0
+
+
+@pytest.fixture
+def user(db: None) -> User:
+    return make_user("alice")
+
+
+@pytest.fixture
+def other_user(db: None) -> User:
+    return make_user("mallory")
+
+
+@pytest.fixture
+def api(user: User) -> ApiClient:
+    return ApiClient.for_user(user)
+
+
+@pytest.fixture
+def other_api(other_user: User) -> ApiClient:
+    return ApiClient.for_user(other_user)
+
+
+@pytest.fixture
+def celery_worker(transactional_db: None) -> Iterator[None]:
+    """A real Celery worker consuming the real Redis broker, in a thread of this process."""
+    from secondbrain.celery import app
+
+    with start_worker(app, pool="solo", perform_ping_check=False, queues=["ingest"], loglevel="WARNING"):
+        yield
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+            "WHERE datname = current_database() AND pid <> pg_backend_pid()"
+        )

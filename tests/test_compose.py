@@ -1,0 +1,59 @@
+"""docker-compose.yml cannot run here (no Docker engine), so its agreement with the code is checked."""
+
+from pathlib import Path
+
+import yaml
+from django.conf import settings
+
+COMPOSE = yaml.safe_load((Path(settings.BASE_DIR) / "docker-compose.yml").read_text())
+ENV_EXAMPLE = (Path(settings.BASE_DIR) / ".env.example").read_text()
+
+
+def _env(service: str) -> dict[str, str]:
+    environment = COMPOSE["services"][service].get("environment", {})
+    if isinstance(environment, list):
+        return dict(item.split("=", 1) for item in environment)
+    return {key: str(value) for key, value in environment.items()}
+
+
+def test_it_has_the_production_services() -> None:
+    assert set(COMPOSE["services"]) >= {"db", "redis", "web", "worker", "llm"}
+    assert COMPOSE["services"]["db"]["image"].startswith("pgvector/pgvector:")
+    assert COMPOSE["services"]["redis"]["image"].startswith("redis:")
+
+
+def test_web_runs_daphne_on_the_asgi_app_and_worker_runs_celery_on_both_queues() -> None:
+    web = " ".join(COMPOSE["services"]["web"]["command"])
+    assert "daphne" in web and settings.ASGI_APPLICATION.replace(".application", ":application") in web
+    worker = " ".join(COMPOSE["services"]["worker"]["command"])
+    assert "celery -A secondbrain worker" in worker
+    assert "ingest" in worker and "transcribe" in worker
+
+
+def test_app_services_get_every_setting_they_need() -> None:
+    for service in ("web", "worker"):
+        env = _env(service)
+        assert env["DATABASE_URL"].startswith("postgresql://") and "@db:5432/" in env["DATABASE_URL"]
+        assert env["REDIS_URL"].startswith("redis://redis:6379")
+        assert env["OPENAI_BASE_URL"] == "http://llm:8080/v1"
+        assert env["DEBUG"] == "false"
+        assert "SECRET_KEY" in env
+        assert env["MEDIA_ROOT"] == "/data/media"
+        assert "/data/media" in " ".join(COMPOSE["services"][service]["volumes"])
+
+
+def test_the_chat_model_server_serves_the_configured_model() -> None:
+    llm = " ".join(COMPOSE["services"]["llm"]["command"])
+    assert "llama_cpp.server" in llm
+    assert Path(settings.CHAT_MODEL_PATH).name in llm
+    assert f"--model_alias {settings.CHAT_MODEL}" in llm
+
+
+def test_env_example_lists_every_setting_read_from_the_environment() -> None:
+    source = (Path(settings.BASE_DIR) / "secondbrain" / "settings.py").read_text()
+    import re
+
+    names = set(re.findall(r'env_(?:str|bool|int|list)\("([A-Z_]+)"', source))
+    names |= set(re.findall(r'os\.environ\.get\("([A-Z_]+)"', source))
+    listed = set(re.findall(r"^#?\s*([A-Z_]+)=", ENV_EXAMPLE, re.MULTILINE))
+    assert names <= listed, names - listed

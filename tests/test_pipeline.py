@@ -1,0 +1,104 @@
+"""The whole path on real parts: a note through the API, the Celery worker, search, and a cited answer."""
+
+import pytest
+
+from chat.models import Conversation, Message
+from ingestion.models import Chunk
+from tests.factories import PASSWORD, ApiClient, assert_error
+
+GARDEN_NOTE = """# Garden plan
+
+The tomatoes go into the raised bed on 12 May, after the last frost.
+Until then the seedlings stay in the greenhouse by the shed.
+
+## Watering
+
+Water the beds every second evening; the rain barrel holds 300 litres."""
+
+
+def register(username: str) -> ApiClient:
+    response = ApiClient().post("/auth/register", {"username": username, "password": PASSWORD})
+    assert response.status_code == 201
+    return ApiClient(response.json()["token"])
+
+
+@pytest.fixture
+def garden(celery_worker: None) -> tuple[ApiClient, int]:
+    api = register("gardener")
+    body = api.post("/notes", {"text": GARDEN_NOTE}).json()
+    job = api.wait_for_job(body["job_id"])
+    assert job["status"] == "done", job
+    assert job["progress"] == 100
+    return api, body["source_id"]
+
+
+def test_a_note_becomes_searchable_passages(garden: tuple[ApiClient, int]) -> None:
+    api, source_id = garden
+    chunks = Chunk.objects.filter(source_id=source_id).order_by("ordinal")
+    assert [chunk.anchor["heading"] for chunk in chunks] == [["Garden plan"], ["Garden plan", "Watering"]]
+    results = api.get("/search", q="when do the tomatoes get planted", k=5).json()
+    assert results["mode"] == "semantic"
+    top = results["results"][0]
+    assert (top["source_id"], top["source_title"], top["kind"]) == (source_id, "Garden plan", "note")
+    assert "12 May" in top["text"]
+    assert top["anchor"] == {"heading": ["Garden plan"]}
+    assert api.get(f"/chunks/{top['chunk_id']}").json()["text"] == top["text"]
+    watering = api.get("/search", q="rain barrel litres", k=5).json()["results"][0]
+    assert watering["anchor"] == {"heading": ["Garden plan", "Watering"]}
+
+
+def test_reprocessing_replaces_chunks_without_duplicates(garden: tuple[ApiClient, int]) -> None:
+    api, source_id = garden
+    before = list(Chunk.objects.filter(source_id=source_id).values_list("id", flat=True).order_by("id"))
+    job = api.post(f"/sources/{source_id}/reprocess").json()
+    assert api.wait_for_job(job["job_id"])["status"] == "done"
+    after = list(Chunk.objects.filter(source_id=source_id).values_list("id", flat=True).order_by("id"))
+    assert after == before
+
+
+def test_ask_answers_from_the_note_and_cites_it(garden: tuple[ApiClient, int]) -> None:
+    api, source_id = garden
+    response = api.post("/ask", {"question": "When do the tomatoes go into the raised bed?"})
+    assert response.status_code == 200, response.content
+    answer = response.json()
+    assert answer["abstained"] is False
+    assert "12 May" in answer["answer"]
+    assert answer["citations"], answer
+    cited = answer["citations"][0]
+    assert cited["source_id"] == source_id
+    assert f"[{cited['marker']}]" in answer["answer"]
+    assert "12 May" in cited["excerpt"]
+    conversation = Conversation.objects.get(pk=answer["conversation_id"])
+    assert [m.role for m in conversation.messages.all()] == [Message.Role.USER, Message.Role.ASSISTANT]
+
+
+def test_ask_abstains_when_the_notes_say_nothing(garden: tuple[ApiClient, int]) -> None:
+    api, _ = garden
+    answer = api.post("/ask", {"question": "What is the name of my dentist?"}).json()
+    assert answer["abstained"] is True
+    assert answer["citations"] == []
+    assert "couldn't find" in answer["answer"]
+
+
+def test_another_user_cannot_reach_the_note_in_any_way(garden: tuple[ApiClient, int]) -> None:
+    api, source_id = garden
+    first = api.post("/ask", {"question": "When do the tomatoes go into the raised bed?"}).json()
+    chunk_id = first["citations"][0]["chunk_id"]
+    intruder = register("intruder")
+    assert intruder.get("/search", q="tomatoes raised bed 12 May").json()["results"] == []
+    answer = intruder.post("/ask", {"question": "When do the tomatoes go into the raised bed?"}).json()
+    assert answer["abstained"] is True and answer["citations"] == []
+    assert_error(intruder.get(f"/chunks/{chunk_id}"), 404, "not_found")
+    assert_error(intruder.get(f"/sources/{source_id}"), 404, "not_found")
+    assert_error(
+        intruder.post("/ask", {"question": "And the watering?", "conversation_id": first["conversation_id"]}),
+        404,
+        "not_found",
+    )
+    assert Conversation.objects.get(pk=first["conversation_id"]).messages.count() == 2
+
+
+@pytest.mark.django_db
+def test_an_empty_question_is_refused(api: ApiClient) -> None:
+    assert_error(api.post("/ask", {"question": "  "}), 422, "empty_question")
+    assert not Conversation.objects.exists()
