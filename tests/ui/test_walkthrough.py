@@ -1,0 +1,58 @@
+"""A person signs up, writes a note, watches it get processed, and asks about it — in Chromium."""
+
+import os
+from pathlib import Path
+
+from playwright.sync_api import Page, expect
+
+from tests.factories import PASSWORD
+from tests.test_pipeline import GARDEN_NOTE
+
+SCREENSHOTS = Path(os.environ.get("SCREENSHOT_DIR", "var/screenshots"))
+
+
+def test_sign_up_add_a_note_and_get_a_cited_answer(web_server: str, browser_page: Page) -> None:
+    page = browser_page
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    page.goto(f"{web_server}/")
+    expect(page).to_have_url(f"{web_server}/accounts/login/?next=/")
+    page.get_by_role("link", name="Create an account").click()
+    page.get_by_label("Username").fill("walker")
+    page.get_by_label("Password", exact=True).fill(PASSWORD)
+    page.get_by_label("Password (again)").fill(PASSWORD)
+    page.get_by_role("button", name="Sign up").click()
+    expect(page.get_by_role("heading", name="Add a note")).to_be_visible()
+
+    page.get_by_label("Text").fill(GARDEN_NOTE)
+    page.get_by_role("button", name="Save note").click()
+    row = page.locator(".source", has_text="Garden plan")
+    expect(row).to_be_visible()
+    expect(row.locator(".job")).to_have_attribute("data-status", "done", timeout=60_000)
+    expect(row).to_contain_text("Ready")
+    expect(page.get_by_label("Text")).to_have_value("")
+    page.screenshot(path=SCREENSHOTS / "home.png", full_page=True)
+
+    page.get_by_role("link", name="Ask").click()
+    question = page.get_by_label("Your question")
+    question.fill("When do the tomatoes go into the raised bed?")
+    question.press("Enter")
+    expect(page.locator(".msg--user")).to_have_text("When do the tomatoes go into the raised bed?")
+    expect(question).to_have_value("")
+    card = page.locator(".citation").first
+    expect(card).to_be_visible(timeout=90_000)
+    answer = page.locator(".msg--assistant .answer").last
+    expect(answer).to_contain_text("12 May")
+    expect(answer.locator("a.cite")).not_to_have_count(0)
+    expect(card).to_contain_text("Garden plan")
+    expect(page.locator("#conversation-list li")).to_have_count(1)
+    expect(page.locator("#conversation-list")).to_contain_text("When do the tomatoes go into the raised bed?")
+    page.screenshot(path=SCREENSHOTS / "chat.png", full_page=True)
+
+    card.click()
+    passage = page.locator(".passage:target")
+    expect(passage).to_contain_text("12 May")
+    page.screenshot(path=SCREENSHOTS / "source.png", full_page=True)
+
+    page.go_back()
+    page.reload()
+    expect(page.locator(".conversations li")).to_have_count(1)
