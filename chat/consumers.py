@@ -1,3 +1,4 @@
+import asyncio
 import logging
 from typing import Any
 
@@ -5,6 +6,7 @@ from channels.generic.websocket import AsyncJsonWebsocketConsumer
 from django.template.loader import render_to_string
 
 from chat import services
+from ingestion.embeddings import get_embedder
 from secondbrain.errors import AppError
 
 logger = logging.getLogger(__name__)
@@ -27,6 +29,8 @@ class ChatConsumer(AsyncJsonWebsocketConsumer):
             await self.close(code=4401)
             return
         await self.accept()
+        # The first question needs the embedding model; load it while the person is typing.
+        asyncio.get_running_loop().run_in_executor(None, get_embedder)
 
     async def receive_json(self, content: Any, **kwargs: Any) -> None:
         if not isinstance(content, dict):

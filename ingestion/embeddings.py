@@ -1,6 +1,7 @@
 """Text → vectors, with the local sentence-transformers model or an OpenAI-compatible endpoint."""
 
 import functools
+import threading
 from typing import Protocol
 
 import numpy as np
@@ -46,12 +47,21 @@ class OpenAIEmbedder:
         return vectors / np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12)
 
 
+_load_lock = threading.Lock()
+
+
 # One model per process: loading it costs seconds and ~100 MB, and it is read-only once loaded.
+# The lock keeps a warm-up thread and a first request from loading it twice.
 @functools.cache
-def get_embedder() -> Embedder:
+def _embedder() -> Embedder:
     if settings.EMBEDDING_PROVIDER == "openai":
         return OpenAIEmbedder(settings.EMBEDDING_MODEL)
     return LocalEmbedder(settings.EMBEDDING_MODEL, settings.EMBEDDING_BATCH_SIZE)
+
+
+def get_embedder() -> Embedder:
+    with _load_lock:
+        return _embedder()
 
 
 def embed_texts(texts: list[str]) -> np.ndarray:

@@ -170,7 +170,13 @@ REDIS_URL = env_str("REDIS_URL", "redis://127.0.0.1:6379/0")
 CHANNEL_LAYERS = {
     "default": {
         "BACKEND": "channels_redis.core.RedisChannelLayer",
-        "CONFIG": {"hosts": [REDIS_URL], "capacity": 1500, "expiry": 30},
+        "CONFIG": {
+            # redis-py 8 times out socket reads after 5 s by default, the same 5 s channels_redis
+            # blocks on BZPOPMIN while a socket is idle: the race killed idle websockets.
+            "hosts": [{"address": REDIS_URL, "socket_timeout": 30, "socket_connect_timeout": 5}],
+            "capacity": 1500,
+            "expiry": 30,
+        },
     }
 }
 

@@ -108,3 +108,17 @@ async def test_job_progress_reaches_only_the_owners_page(gardener: tuple[User, l
     finally:
         await mine.disconnect()
         await theirs.disconnect()
+
+
+async def test_an_idle_chat_socket_stays_open(gardener: tuple[User, list]) -> None:
+    _, headers = gardener
+    communicator = WebsocketCommunicator(application, "/ws/chat/", headers=headers)
+    assert (await communicator.connect())[0]
+    try:
+        # Longer than both the channel layer's 5 s blocking read and redis-py's default read timeout.
+        assert await communicator.receive_nothing(timeout=7)
+        await communicator.send_json_to({"question": ""})
+        message = await communicator.receive_from(timeout=10)
+    finally:
+        await communicator.disconnect()
+    assert 'data-code="empty_question"' in message
