@@ -23,7 +23,7 @@ from secondbrain.errors import AppError
 
 ABSTAIN_TEXT = "I couldn't find anything about that in your notes."
 QUESTION_MAX_CHARS = 2000
-HISTORY_MESSAGES = 4
+HISTORY_QUESTIONS = 3
 
 SYSTEM_PROMPT = """You answer questions about the user's own notes.
 Use only the numbered sources below. After each sentence, cite the sources it uses as [1], [2].
@@ -140,23 +140,28 @@ def _turn_begin(*, user: User, question: str, conversation_id: int | None) -> _T
     return _Turn(conversation=conversation, question=message)
 
 
-def _history(*, turn: _Turn) -> list[dict[str, str]]:
+def _history(*, turn: _Turn) -> list[str]:
+    """The conversation's earlier questions, oldest first.
+
+    Only the questions: a small model shown its own earlier answers tends to repeat them instead of
+    answering the new question, while the questions alone still resolve a follow-up ("and when?").
+    """
     earlier = (
-        Message.objects.filter(conversation=turn.conversation, id__lt=turn.question.pk, status=Message.Status.COMPLETE)
+        Message.objects.filter(conversation=turn.conversation, role=Message.Role.USER, id__lt=turn.question.pk)
         .order_by("-id")
-        .values_list("role", "content")[:HISTORY_MESSAGES]
+        .values_list("content", flat=True)[:HISTORY_QUESTIONS]
     )
-    return [{"role": role, "content": content} for role, content in reversed(list(earlier))]
+    return list(reversed(list(earlier)))
 
 
-def _prompt(*, question: str, hits: list[Hit], history: list[dict[str, str]]) -> list[dict[str, str]]:
+def _prompt(*, question: str, hits: list[Hit], history: list[str]) -> list[dict[str, str]]:
     sources = "\n\n".join(
         f"[{number}] {_source_header(hit)}\n{hit.text}" for number, hit in enumerate(hits, start=1)
     )
+    earlier = "".join(f"Earlier question: {text}\n" for text in history)
     return [
         {"role": "system", "content": SYSTEM_PROMPT},
-        *history,
-        {"role": "user", "content": f"Sources:\n\n{sources}\n\nQuestion: {question}"},
+        {"role": "user", "content": f"Sources:\n\n{sources}\n\n{earlier}Question: {question}"},
     ]
 
 

@@ -43,3 +43,20 @@ def test_pages_require_log_in() -> None:
         response = Client().get(path)
         assert response.status_code == 302
         assert response["Location"].startswith("/accounts/login/")
+
+
+def test_another_users_conversation_and_source_pages_are_404(user: User, other_user: User) -> None:
+    from chat.models import Conversation
+    from ingestion.models import Source
+
+    conversation = Conversation.objects.create(owner=user, title="Private")
+    source = Source.objects.create(
+        owner=user, kind="note", title="Private", text="t", mime_type="text/markdown", size=1, sha256="0" * 64
+    )
+    client = Client()
+    client.force_login(other_user)
+    assert client.get(f"/chat/{conversation.pk}/").status_code == 404
+    assert client.get(f"/sources/{source.pk}/").status_code == 404
+    client.force_login(user)
+    assert client.get(f"/chat/{conversation.pk}/").status_code == 200
+    assert client.get(f"/sources/{source.pk}/").status_code == 200

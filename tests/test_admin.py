@@ -1,0 +1,54 @@
+import pytest
+from django.test import Client
+
+from accounts.models import User
+from ingestion.models import Chunk, Job, Source
+from tests.factories import make_user
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def admin_client() -> Client:
+    User.objects.create_superuser("root", password="x-long-enough-Passw0rd")
+    client = Client()
+    client.login(username="root", password="x-long-enough-Passw0rd")
+    return client
+
+
+def _note(owner: User, title: str, status: str) -> Source:
+    source = Source.objects.create(
+        owner=owner, kind="note", title=title, text="t", mime_type="text/markdown", size=1, sha256="0" * 64, status=status
+    )
+    Job.objects.create(owner=owner, source=source, status="done" if status == "ready" else "failed")
+    return source
+
+
+def test_admin_lists_sources_filtered_by_owner_status_kind_and_title(admin_client: Client) -> None:
+    alice, bob = make_user("alice"), make_user("bob")
+    _note(alice, "Budget meeting", "ready")
+    _note(bob, "Garden plan", "failed")
+    page = admin_client.get("/admin/ingestion/source/", {"owner__id__exact": alice.pk, "status__exact": "ready", "kind__exact": "note"})
+    assert b"Budget meeting" in page.content and b"Garden plan" not in page.content
+    page = admin_client.get("/admin/ingestion/source/", {"q": "garden"})
+    assert b"Garden plan" in page.content and b"Budget meeting" not in page.content
+
+
+def test_admin_shows_a_sources_chunks_read_only(admin_client: Client) -> None:
+    source = _note(make_user("alice"), "Budget meeting", "ready")
+    Chunk.objects.create(
+        source=source, owner=source.owner, ordinal=0, text="We agreed on 40k.", occurred_at=source.occurred_at,
+        embedding=[0.0] * 383 + [1.0],
+    )
+    page = admin_client.get(f"/admin/ingestion/source/{source.pk}/change/")
+    assert page.status_code == 200
+    assert b"We agreed on 40k." in page.content
+    assert b'name="chunks-0-text"' not in page.content  # shown, not editable
+
+
+def test_admin_lists_jobs_filtered_by_status(admin_client: Client) -> None:
+    alice = make_user("alice")
+    _note(alice, "Budget meeting", "ready")
+    _note(alice, "Broken", "failed")
+    page = admin_client.get("/admin/ingestion/job/", {"status__exact": "failed"})
+    assert b"Broken" in page.content and b"Budget meeting" not in page.content
