@@ -141,11 +141,16 @@ class Stack:
     def on_shutdown(self, cleanup: Callable[[], None]) -> None:
         self._cleanups.append(cleanup)
 
-    def spawn(self, name: str, argv: Sequence[str]) -> Child:
-        """Start `argv` in its own session with output appended to var/log/<name>.log."""
+    def spawn(self, name: str, argv: Sequence[str], *, hide_env: Sequence[str] = ()) -> Child:
+        """Start `argv` in its own session with output appended to var/log/<name>.log.
+
+        `hide_env` names variables the child must not see.
+        """
         LOG_DIR.mkdir(parents=True, exist_ok=True)
         log_path = LOG_DIR / f"{name}.log"
         env = {"PYTHONUNBUFFERED": "1", **self.env}  # so the log shows a crash's last words
+        for key in hide_env:
+            env.pop(key, None)
         linux_prctl()  # load libc here: the forked child should only make the call
         with log_path.open("ab") as log:
             stamp = time.strftime("%Y-%m-%d %H:%M:%S")
@@ -403,7 +408,13 @@ def llm_spawn(stack: Stack) -> Callable[[], None] | None:
         model=str(model_path), model_alias=alias, host="127.0.0.1", port=str(port), n_ctx="4096",
         n_threads=threads, n_threads_batch=threads, verbose="False",
     )  # fmt: skip
-    child = stack.spawn("llm", [sys.executable, "-m", "llama_cpp.server", *server_flags])
+    # llama_cpp.server reads its settings from the environment too, and PORT or HOST there beat
+    # the flags: `PORT=8001 make run` would put the model server on the web server's port.
+    from llama_cpp.server.settings import ModelSettings, ServerSettings
+
+    settings_env = {name.upper() for name in [*ServerSettings.model_fields, *ModelSettings.model_fields, "config_file"]}
+    hidden = [key for key in stack.env if key.upper() in settings_env]
+    child = stack.spawn("llm", [sys.executable, "-m", "llama_cpp.server", *server_flags], hide_env=hidden)
     base_url = f"http://127.0.0.1:{port}/v1"
 
     def wait() -> None:
