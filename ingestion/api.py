@@ -2,10 +2,12 @@ from datetime import datetime
 from typing import Any
 
 from django.http import HttpRequest
-from ninja import Router, Schema, Status
+from ninja.files import UploadedFile
+from ninja import File, Form, Router, Schema, Status
 
 from ingestion import selectors, services
 from ingestion.models import Chunk, Job, Source
+from ingestion.uploads import uploaded_file
 
 router = Router(tags=["ingestion"])
 
@@ -68,6 +70,22 @@ def note_create(request: HttpRequest, payload: NoteIn) -> Status[dict[str, int]]
         owner=request.user, text=payload.text, title=payload.title, occurred_at=payload.occurred_at
     )
     return _queued(job)
+
+
+@router.post("/uploads", response={202: QueuedOut})
+def upload_create(
+    request: HttpRequest,
+    file: UploadedFile | None = File(None),  # noqa: B008 — ninja's parameter declaration
+    title: str = Form(""),  # noqa: B008
+    occurred_at: datetime | None = Form(None),  # noqa: B008
+) -> Status[dict[str, int]]:
+    job = services.upload_create(owner=request.user, upload=uploaded_file(request), title=title, occurred_at=occurred_at)
+    return _queued(job)
+
+
+@router.post("/jobs/{job_id}/cancel", response=JobOut)
+def job_cancel(request: HttpRequest, job_id: int) -> Job:
+    return services.job_cancel(job=selectors.job_get(owner=request.user, job_id=job_id))
 
 
 @router.get("/jobs", response=list[JobOut])

@@ -48,10 +48,8 @@ class Source(models.Model):
 
     class Meta:
         ordering = ["-created_at", "-id"]
-        indexes = [
-            models.Index(fields=["owner", "-created_at"]),
-            models.Index(fields=["owner", "sha256"]),
-        ]
+        indexes = [models.Index(fields=["owner", "-created_at"])]
+        constraints = [models.UniqueConstraint(fields=["owner", "sha256"], name="source_owner_sha256_unique")]
 
     def __str__(self) -> str:
         return self.title
@@ -107,10 +105,12 @@ class Job(models.Model):
         RUNNING = "running", "Running"
         DONE = "done", "Done"
         FAILED = "failed", "Failed"
+        CANCELLED = "cancelled", "Cancelled"
 
     class Stage(models.TextChoices):
         QUEUED = "queued", "Waiting"
         EXTRACTING = "extracting", "Reading"
+        TRANSCRIBING = "transcribing", "Transcribing"
         CHUNKING = "chunking", "Splitting"
         EMBEDDING = "embedding", "Indexing"
         STORING = "storing", "Saving"

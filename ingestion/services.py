@@ -1,24 +1,31 @@
+"""Writes of the ingestion app: storing what a person adds, and steering its jobs.
+
+Running a job — extraction, chunking, embedding — is in `ingestion/pipeline.py`.
+"""
+
 import hashlib
 import logging
-from datetime import datetime
+import uuid
+from datetime import datetime, timedelta
+from pathlib import PurePath
 from typing import Any
 
 from asgiref.sync import async_to_sync
 from channels.layers import get_channel_layer
 from django.conf import settings
-from django.db import transaction
-from django.db.models import F
+from django.core.files.uploadedfile import UploadedFile
+from django.db import IntegrityError, connection, transaction
 from django.utils import timezone
 
 from accounts.models import User
-from ingestion.chunking import Piece, chunk_markdown
-from ingestion.embeddings import embed_texts
-from ingestion.models import Chunk, Job, Source
+from ingestion.models import Job, Source
+from ingestion.uploads import SNIFF_BYTES, sniff
 from secondbrain.errors import AppError
 
 logger = logging.getLogger(__name__)
 
 TITLE_MAX_CHARS = 120
+ACTIVE = (Job.Status.QUEUED, Job.Status.RUNNING)
 
 
 def jobs_group(owner_id: int) -> str:
@@ -38,45 +45,77 @@ def note_create(*, owner: User, text: str, title: str = "", occurred_at: datetim
             status=413,
         )
     text = text.replace("\x00", "")  # Postgres text cannot hold NUL
+    source = Source(
+        owner=owner,
+        kind=Source.Kind.NOTE,
+        title=(title.strip() or _title_from_text(text))[:TITLE_MAX_CHARS],
+        text=text,
+        mime_type="text/markdown",
+        size=len(body),
+        sha256=hashlib.sha256(body).hexdigest(),
+    )
+    return _source_store(source=source, occurred_at=occurred_at)
+
+
+def upload_create(*, owner: User, upload: UploadedFile, title: str = "", occurred_at: datetime | None = None) -> Job:
+    """Store an uploaded file as a source of the kind its bytes show, and queue its processing."""
+    name = PurePath(upload.name or "upload").name
+    upload.seek(0)
+    sniffed = sniff(upload.read(SNIFF_BYTES), name)
+    sha256 = getattr(upload, "sha256", None) or _sha256_of(upload)
+    source = Source(
+        owner=owner,
+        kind=sniffed.kind,
+        title=(title.strip() or PurePath(name).stem or name)[:TITLE_MAX_CHARS],
+        mime_type=sniffed.mime_type,
+        size=upload.size or 0,
+        sha256=sha256,
+        metadata={"filename": name},
+    )
+    upload.seek(0)
+    if sniffed.kind == Source.Kind.NOTE:
+        source.text = upload.read().decode("utf-8", errors="replace").replace("\x00", "")
+        if not source.text.strip():
+            raise AppError("empty_content", f"{name} has no text.", status=422)
+        return _source_store(source=source, occurred_at=occurred_at)
+    # A random name: the person's file name stays in metadata, never in a path on disk.
+    source.file.save(f"{uuid.uuid4().hex}{PurePath(name).suffix.lower()[:10]}", upload, save=False)
+    try:
+        return _source_store(source=source, occurred_at=occurred_at)
+    except BaseException:
+        source.file.delete(save=False)  # nothing half-stored stays behind
+        raise
+
+
+def _source_store(*, source: Source, occurred_at: datetime | None) -> Job:
     now = timezone.now()
-    with transaction.atomic():
-        source = Source.objects.create(
-            owner=owner,
-            kind=Source.Kind.NOTE,
-            title=(title.strip() or _title_from_text(text))[:TITLE_MAX_CHARS],
-            text=text,
-            mime_type="text/markdown",
-            size=len(body),
-            sha256=hashlib.sha256(body).hexdigest(),
-            created_at=now,
-            occurred_at=occurred_at or now,
-        )
-        return _job_enqueue(source=source)
+    source.created_at = now
+    source.occurred_at = occurred_at or now
+    # A date the person gave wins over one the worker later finds in the file.
+    source.metadata["occurred_at_from"] = "user" if occurred_at else "upload"
+    duplicate = Source.objects.filter(owner=source.owner, sha256=source.sha256).first()
+    if duplicate is not None:
+        raise _duplicate(duplicate)
+    try:
+        with transaction.atomic():
+            source.save()
+            return _job_enqueue(source=source)
+    except IntegrityError:  # the same file arrived twice at once
+        raise _duplicate(Source.objects.get(owner=source.owner, sha256=source.sha256)) from None
 
 
-def source_reprocess(*, source: Source) -> Job:
-    with transaction.atomic():
-        Source.objects.filter(pk=source.pk).update(status=Source.Status.PENDING)
-        return _job_enqueue(source=source)
+def _duplicate(existing: Source) -> AppError:
+    return AppError(
+        "duplicate", f"You already added this as “{existing.title}”.", status=409, extra={"source_id": existing.pk}
+    )
 
 
-def source_delete(*, source: Source) -> None:
-    """Delete a source with its chunks and jobs (cascade in one statement) and then its file."""
-    file_name = source.file.name if source.file else ""
-    storage = source.file.storage
-    with transaction.atomic():
-        Source.objects.filter(pk=source.pk).delete()
-        if file_name:
-            transaction.on_commit(lambda: storage.delete(file_name))
-
-
-def _job_enqueue(*, source: Source) -> Job:
-    from ingestion.tasks import process_job  # tasks import services
-
-    job = Job.objects.create(owner_id=source.owner_id, source=source)
-    transaction.on_commit(lambda: process_job.delay(job.pk))
-    _notify(job, source.title)
-    return job
+def _sha256_of(upload: UploadedFile) -> str:
+    digest = hashlib.sha256()
+    upload.seek(0)
+    for block in upload.chunks():
+        digest.update(block)
+    return digest.hexdigest()
 
 
 def _title_from_text(text: str) -> str:
@@ -87,125 +126,73 @@ def _title_from_text(text: str) -> str:
     return "Untitled note"
 
 
-def job_claim(*, job_id: int) -> Job | None:
-    """Move a queued job to running; None when another worker got it first or it is gone."""
-    claimed = Job.objects.filter(pk=job_id, status=Job.Status.QUEUED).update(
-        status=Job.Status.RUNNING,
-        stage=Job.Stage.EXTRACTING,
-        progress=0,
-        attempts=F("attempts") + 1,
-        started_at=timezone.now(),
-        updated_at=timezone.now(),
-    )
-    if not claimed:
-        return None
-    return Job.objects.select_related("source").get(pk=job_id)
-
-
-def job_process(*, job_id: int) -> None:
-    """Run one ingestion job to its end, safe to call twice for the same id (the claim decides)."""
-    job = job_claim(job_id=job_id)
-    if job is None:
-        logger.info("job %s is not queued any more (done, taken or deleted); skipping", job_id)
-        return
-    try:
-        pieces = _extract_pieces(job)
-        _job_progress(job, stage=Job.Stage.EMBEDDING, progress=30)
-        vectors = _embed_pieces(job, pieces)
-        _job_progress(job, stage=Job.Stage.STORING, progress=95)
-        chunks_replace(source_id=job.source_id, pieces=pieces, vectors=vectors)
-    except AppError as exc:
-        _job_fail(job, code=exc.code, message=exc.message)
-        return
-    except Exception:
-        logger.exception("job %s failed", job_id)
-        _job_fail(job, code="internal_error", message="Processing failed unexpectedly; try Reprocess.")
-        raise
-    _job_finish(job)
-
-
-def _extract_pieces(job: Job) -> list[Piece]:
-    source = job.source
-    if source.kind != Source.Kind.NOTE:
-        raise AppError("unsupported_type", f"{source.get_kind_display()} files cannot be processed yet.")
-    _job_progress(job, stage=Job.Stage.CHUNKING, progress=10)
-    pieces = chunk_markdown(source.text)
-    if not pieces:
-        raise AppError("empty_content", "The note has no text to index.")
-    return pieces
-
-
-def _embed_pieces(job: Job, pieces: list[Piece]) -> list[list[float]]:
-    title = job.source.title
-    # The title and heading path travel with the passage into the vector: "Budget" under
-    # "# Meeting 3 May" means more than "Budget" alone.
-    inputs = [" › ".join([title, *piece.heading]) + "\n" + piece.text for piece in pieces]
-    vectors: list[list[float]] = []
-    batch = settings.EMBEDDING_BATCH_SIZE
-    for start in range(0, len(inputs), batch):
-        vectors.extend(embed_texts(inputs[start : start + batch]).tolist())
-        done = min(start + batch, len(inputs))
-        _job_progress(job, stage=Job.Stage.EMBEDDING, progress=30 + int(60 * done / len(inputs)))
-    return vectors
-
-
-def chunks_replace(*, source_id: int, pieces: list[Piece], vectors: list[list[float]]) -> None:
-    """Make the source's chunks exactly `pieces`, in one transaction.
-
-    Chunks are upserted on (source, ordinal), so a reprocessed source keeps its chunk ids and the
-    citations pointing at them; surplus old chunks are deleted.
-    """
+def source_reprocess(*, source: Source) -> Job:
     with transaction.atomic():
-        source = Source.objects.select_for_update().filter(pk=source_id).first()
-        if source is None:
-            raise AppError("source_deleted", "The source was deleted while it was being processed.")
-        rows = [
-            Chunk(
-                source=source,
-                owner_id=source.owner_id,
-                ordinal=ordinal,
-                text=piece.text,
-                anchor={"heading": list(piece.heading)},
-                occurred_at=source.occurred_at,
-                embedding=vector,
-            )
-            for ordinal, (piece, vector) in enumerate(zip(pieces, vectors, strict=True))
-        ]
-        Chunk.objects.bulk_create(
-            rows,
-            update_conflicts=True,
-            unique_fields=["source", "ordinal"],
-            update_fields=["text", "anchor", "occurred_at", "embedding"],
-            batch_size=500,
+        locked = Source.objects.select_for_update().get(pk=source.pk)
+        if Job.objects.filter(source=locked, status__in=ACTIVE).exists():
+            raise AppError("job_active", "This source is already being processed.", status=409)
+        Source.objects.filter(pk=source.pk).update(status=Source.Status.PENDING)
+        return _job_enqueue(source=locked)
+
+
+def source_delete(*, source: Source) -> None:
+    """Delete a source, its chunks and its jobs in one statement (the database cascades), then its file."""
+    file_name, storage = (source.file.name, source.file.storage) if source.file else ("", None)
+    with transaction.atomic():
+        with connection.cursor() as cursor:
+            cursor.execute("DELETE FROM ingestion_source WHERE id = %s", [source.pk])
+        if file_name and storage is not None:
+            transaction.on_commit(lambda: storage.delete(file_name))
+
+
+def job_cancel(*, job: Job) -> Job:
+    """Stop a queued or running job; a running one stops at its next progress step."""
+    cancelled = Job.objects.filter(pk=job.pk, status__in=ACTIVE).update(
+        status=Job.Status.CANCELLED, finished_at=timezone.now(), updated_at=timezone.now()
+    )
+    if not cancelled:
+        raise AppError("job_finished", "This job has already finished.", status=409)
+    job.refresh_from_db()
+    Source.objects.filter(pk=job.source_id, status=Source.Status.PENDING).update(status=Source.Status.FAILED)
+    notify(job, job.source.title)
+    return job
+
+
+def jobs_requeue_stuck(*, older_than: timedelta) -> list[int]:
+    """Send again the jobs whose worker went silent (killed, or its message lost).
+
+    A running job reports progress at least every few seconds; one silent for `older_than` lost
+    its worker. A queued one that old lost its message. Re-sending is safe: the claim decides.
+    """
+    cutoff = timezone.now() - older_than
+    with transaction.atomic():
+        stuck = list(
+            Job.objects.select_for_update(skip_locked=True)
+            .filter(status__in=ACTIVE, updated_at__lt=cutoff)
+            .select_related("source")
         )
-        Chunk.objects.filter(source=source, ordinal__gte=len(rows)).delete()
-        source.status = Source.Status.READY
-        source.metadata = {**source.metadata, "chunks": len(rows)}
-        source.save(update_fields=["status", "metadata"])
+        for job in stuck:
+            Job.objects.filter(pk=job.pk).update(status=Job.Status.QUEUED, updated_at=timezone.now())
+            transaction.on_commit(lambda job=job: _task_send(job))
+    if stuck:
+        logger.warning("re-queued stuck jobs %s", [job.pk for job in stuck])
+    return [job.pk for job in stuck]
 
 
-def _job_progress(job: Job, *, stage: str, progress: int) -> None:
-    job.stage, job.progress = stage, progress
-    Job.objects.filter(pk=job.pk).update(stage=stage, progress=progress, updated_at=timezone.now())
-    _notify(job, job.source.title)
+def _job_enqueue(*, source: Source) -> Job:
+    job = Job.objects.create(owner_id=source.owner_id, source=source)
+    job.source = source
+    transaction.on_commit(lambda: _task_send(job))
+    notify(job, source.title)
+    return job
 
 
-def _job_finish(job: Job) -> None:
-    _job_set(job, status=Job.Status.DONE, stage=Job.Stage.DONE, progress=100, error_code="", error_message="")
+def _task_send(job: Job) -> None:
+    from ingestion.tasks import process_job  # tasks import services
 
-
-def _job_fail(job: Job, *, code: str, message: str) -> None:
-    _job_set(job, status=Job.Status.FAILED, error_code=code, error_message=message)
-    Source.objects.filter(pk=job.source_id).update(status=Source.Status.FAILED)
-
-
-def _job_set(job: Job, **fields: Any) -> None:
-    """Record the job's outcome; a job deleted with its source meanwhile is left deleted."""
-    now = timezone.now()
-    for name, value in fields.items():
-        setattr(job, name, value)
-    Job.objects.filter(pk=job.pk).update(**fields, finished_at=now, updated_at=now)
-    _notify(job, job.source.title)
+    # Transcription is heavy and gets workers of its own.
+    queue = "transcribe" if job.source.kind == Source.Kind.AUDIO else "ingest"
+    process_job.apply_async(args=[job.pk], queue=queue)
 
 
 def job_event(job: Job, title: str) -> dict[str, Any]:
@@ -223,7 +210,7 @@ def job_event(job: Job, title: str) -> dict[str, Any]:
     }
 
 
-def _notify(job: Job, title: str) -> None:
+def notify(job: Job, title: str) -> None:
     """Tell the owner's open pages about the job, once the change is committed."""
     message = {"type": "job.update", "job": job_event(job, title)}
     group = jobs_group(job.owner_id)

@@ -1,10 +1,12 @@
 import threading
+from datetime import timedelta
 from typing import Any
 
-from celery import shared_task
+from celery import Task, shared_task
 from celery.signals import worker_process_init
+from django.conf import settings
 
-from ingestion import services
+from ingestion import pipeline, services
 from ingestion.embeddings import get_embedder
 
 
@@ -17,6 +19,14 @@ def load_embedding_model(**_: Any) -> None:
     threading.Thread(target=get_embedder, name="load-embedding-model", daemon=True).start()
 
 
-@shared_task(name="ingestion.tasks.process_job")
-def process_job(job_id: int) -> None:
-    services.job_process(job_id=job_id)
+@shared_task(bind=True, name="ingestion.tasks.process_job", max_retries=pipeline.MAX_ATTEMPTS)
+def process_job(self: Task, job_id: int) -> None:
+    try:
+        pipeline.job_process(job_id=job_id)
+    except pipeline.RetryLater as exc:
+        raise self.retry(countdown=exc.countdown) from exc
+
+
+@shared_task(name="ingestion.tasks.requeue_stuck_jobs")
+def requeue_stuck_jobs() -> list[int]:
+    return services.jobs_requeue_stuck(older_than=timedelta(seconds=settings.JOB_STUCK_AFTER_SECONDS))

@@ -22,13 +22,15 @@ api.add_router("/", ingestion_router)
 api.add_router("/", chat_router)
 
 
-def error_response(request: HttpRequest, code: str, message: str, status: int) -> HttpResponse:
-    return api.create_response(request, {"error": {"code": code, "message": message}}, status=status)
+def error_response(
+    request: HttpRequest, code: str, message: str, status: int, extra: dict[str, object] | None = None
+) -> HttpResponse:
+    return api.create_response(request, {"error": {"code": code, "message": message, **(extra or {})}}, status=status)
 
 
 @api.exception_handler(AppError)
 def on_app_error(request: HttpRequest, exc: AppError) -> HttpResponse:
-    return error_response(request, exc.code, exc.message, exc.status)
+    return error_response(request, exc.code, exc.message, exc.status, exc.extra)
 
 
 @api.exception_handler(ValidationError)

@@ -10,12 +10,15 @@ from channels.auth import AuthMiddlewareStack  # noqa: E402
 from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
 from channels.security.websocket import AllowedHostsOriginValidator  # noqa: E402
 
+from django.conf import settings  # noqa: E402
+
 from chat.routing import websocket_urlpatterns as chat_websockets  # noqa: E402
 from ingestion.routing import websocket_urlpatterns as ingestion_websockets  # noqa: E402
+from secondbrain.limits import BodySizeLimit  # noqa: E402
 
 application = ProtocolTypeRouter(
     {
-        "http": django_asgi_app,
+        "http": BodySizeLimit(django_asgi_app, max_bytes=settings.MAX_UPLOAD_BYTES, max_mb=settings.MAX_UPLOAD_MB),
         "websocket": AllowedHostsOriginValidator(
             AuthMiddlewareStack(URLRouter(chat_websockets + ingestion_websockets))
         ),

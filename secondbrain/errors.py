@@ -5,8 +5,10 @@ class AppError(Exception):
     message. The code is part of the API contract.
     """
 
-    def __init__(self, code: str, message: str, *, status: int = 400) -> None:
+    def __init__(self, code: str, message: str, *, status: int = 400, extra: dict[str, object] | None = None) -> None:
         super().__init__(message)
         self.code = code
         self.message = message
         self.status = status
+        # Facts a client can act on, sent beside code and message (the id of the duplicate, say).
+        self.extra = extra or {}

@@ -99,6 +99,7 @@ INSTALLED_APPS = [
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
+    "ingestion.uploads.UploadLimitMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
@@ -186,10 +187,16 @@ CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_TASK_DEFAULT_QUEUE = "ingest"
-CELERY_TASK_ROUTES = {"ingestion.tasks.*": {"queue": "ingest"}}
+CELERY_TASK_ROUTES = {"ingestion.tasks.requeue_stuck_jobs": {"queue": "ingest"}}
 # A job that runs longer than this is redelivered: it must exceed the longest real job.
 CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": env_int("JOB_VISIBILITY_TIMEOUT", 6 * 3600)}
 CELERY_WORKER_HIJACK_ROOT_LOGGER = False
+# A running job reports progress every few seconds; one silent this long lost its worker.
+JOB_STUCK_AFTER_SECONDS = env_int("JOB_STUCK_AFTER_SECONDS", 600)
+CELERY_BEAT_SCHEDULE = {
+    "requeue-stuck-jobs": {"task": "ingestion.tasks.requeue_stuck_jobs", "schedule": 60.0},
+}
+CELERY_BEAT_SCHEDULE_FILENAME = str(VAR_DIR / "celerybeat-schedule")
 
 MODELS_DIR = Path(env_str("MODELS_DIR", str(VAR_DIR / "models")))
 EMBEDDING_PROVIDER = env_str("EMBEDDING_PROVIDER", "local")
@@ -201,6 +208,8 @@ EMBEDDING_MODEL = env_str("EMBEDDING_MODEL", str(MODELS_DIR / "all-MiniLM-L6-v2"
 EMBEDDING_DIMENSIONS = 384
 EMBEDDING_BATCH_SIZE = env_int("EMBEDDING_BATCH_SIZE", 32)
 TRANSCRIBE_MODEL = env_str("TRANSCRIBE_MODEL", "base")
+MAX_AUDIO_MINUTES = env_int("MAX_AUDIO_MINUTES", 600)
+PDF_MAX_PAGES = env_int("PDF_MAX_PAGES", 5000)
 
 OPENAI_BASE_URL = env_str("OPENAI_BASE_URL", "http://127.0.0.1:8081/v1")
 OPENAI_API_KEY = env_str("OPENAI_API_KEY", "local")

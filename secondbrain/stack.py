@@ -470,8 +470,11 @@ def command_run(stack: Stack, _args: Sequence[str]) -> int:
     )
     if migrate.returncode != 0:
         raise StackError(f"`manage.py migrate` failed with exit code {migrate.returncode}")
-    worker_flags = flags(queues="ingest,transcribe", concurrency="1", loglevel="INFO")
-    stack.spawn("worker", [sys.executable, "-m", "celery", "-A", "secondbrain", "worker", *worker_flags])
+    # Two workers, so a long recording being transcribed never holds up a note or a PDF; the
+    # first also runs the beat schedule (the sweeper for stuck jobs).
+    celery = [sys.executable, "-m", "celery", "-A", "secondbrain", "worker", "--concurrency", "1", "--loglevel", "INFO"]
+    stack.spawn("worker", [*celery, "--queues", "ingest", "--hostname", "ingest@%h", "--beat"])
+    stack.spawn("transcriber", [*celery, "--queues", "transcribe", "--hostname", "transcribe@%h"])
     started = time.monotonic()
     web_flags = flags(bind="127.0.0.1", port=str(port))
     web = stack.spawn("web", [sys.executable, "-m", "daphne", *web_flags, "secondbrain.asgi:application"])

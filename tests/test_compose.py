@@ -22,16 +22,19 @@ def test_it_has_the_production_services() -> None:
     assert COMPOSE["services"]["redis"]["image"].startswith("redis:")
 
 
-def test_web_runs_daphne_on_the_asgi_app_and_worker_runs_celery_on_both_queues() -> None:
+def test_web_runs_daphne_and_each_queue_has_its_workers() -> None:
     web = " ".join(COMPOSE["services"]["web"]["command"])
     assert "daphne" in web and settings.ASGI_APPLICATION.replace(".application", ":application") in web
-    worker = " ".join(COMPOSE["services"]["worker"]["command"])
-    assert "celery -A secondbrain worker" in worker
-    assert "ingest" in worker and "transcribe" in worker
+    for service, queue in [("worker", "ingest"), ("transcriber", "transcribe")]:
+        command = COMPOSE["services"][service]["command"]
+        assert " ".join(command[:4]) == "celery -A secondbrain worker"
+        assert command[command.index("-Q") + 1] == queue
+    assert " ".join(COMPOSE["services"]["beat"]["command"][:4]) == "celery -A secondbrain beat"
+    assert "requeue-stuck-jobs" in settings.CELERY_BEAT_SCHEDULE
 
 
 def test_app_services_get_every_setting_they_need() -> None:
-    for service in ("web", "worker"):
+    for service in ("web", "worker", "transcriber"):
         env = _env(service)
         assert env["DATABASE_URL"].startswith("postgresql://") and "@db:5432/" in env["DATABASE_URL"]
         assert env["REDIS_URL"].startswith("redis://redis:6379")
