@@ -1,25 +1,35 @@
+import re
+
+from django.conf import settings
 from django.contrib.auth.decorators import login_required
-from django.http import HttpRequest, HttpResponse
+from django.http import FileResponse, Http404, HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.views.decorators.http import require_POST
 
 from ingestion import selectors, services
 from ingestion.forms import NoteForm
+from ingestion.models import Job, Source
+from ingestion.uploads import uploaded_file
 from secondbrain.errors import AppError
+
+HOME = "ingestion/home.html"
+RANGE_MAX_BYTES = 8 * 2**20
+
+
+def _row(source: Source, job: Job | None) -> dict[str, object]:
+    return {"source": source, "job": services.job_event(job, source.title) if job else None}
 
 
 def _rows(request: HttpRequest) -> list[dict[str, object]]:
-    sources = list(selectors.sources_of(owner=request.user)[:100])
+    sources = list(selectors.sources_of(owner=request.user)[:200])
     jobs = selectors.latest_jobs_by_source(owner=request.user, source_ids=[source.pk for source in sources])
-    return [
-        {"source": source, "job": services.job_event(jobs[source.pk], source.title) if source.pk in jobs else None}
-        for source in sources
-    ]
+    return [_row(source, jobs.get(source.pk)) for source in sources]
 
 
 @login_required
 def home(request: HttpRequest) -> HttpResponse:
-    return render(request, "ingestion/home.html", {"form": NoteForm(), "rows": _rows(request)})
+    context = {"form": NoteForm(), "rows": _rows(request), "max_upload_mb": settings.MAX_UPLOAD_MB}
+    return render(request, HOME, context)
 
 
 @login_required
@@ -38,12 +48,87 @@ def note_create(request: HttpRequest) -> HttpResponse:
         except AppError as exc:
             form.add_error("text", exc.message)
         else:
-            row = {"source": job.source, "job": services.job_event(job, job.source.title)}
-            return render(request, "ingestion/home.html#note-created", {"form": NoteForm(), "row": row})
-    return render(request, "ingestion/home.html#note-form", {"form": form}, status=422)
+            return render(request, f"{HOME}#note-created", {"form": NoteForm(), "row": _row(job.source, job)})
+    return render(request, f"{HOME}#note-form", {"form": form})
+
+
+@login_required
+@require_POST
+def upload_create(request: HttpRequest) -> HttpResponse:
+    """One dropped file: the new source's row, or the reason it was refused (as text, with its status)."""
+    try:
+        job = services.upload_create(
+            owner=request.user, upload=uploaded_file(request), title=request.POST.get("title", "")
+        )
+    except AppError as exc:
+        return HttpResponse(exc.message, status=exc.status, content_type="text/plain; charset=utf-8")
+    return render(request, f"{HOME}#source-row", {"row": _row(job.source, job)})
+
+
+@login_required
+@require_POST
+def job_cancel(request: HttpRequest, job_id: int) -> HttpResponse:
+    job = selectors.job_get(owner=request.user, job_id=job_id)
+    try:
+        job = services.job_cancel(job=job)
+    except AppError:
+        job.refresh_from_db()
+    return render(request, f"{HOME}#job-status", {"job": services.job_event(job, job.source.title)})
+
+
+@login_required
+@require_POST
+def source_reprocess(request: HttpRequest, source_id: int) -> HttpResponse:
+    source = selectors.source_get(owner=request.user, source_id=source_id)
+    try:
+        job = services.source_reprocess(source=source)
+    except AppError:
+        job = selectors.latest_jobs_by_source(owner=request.user, source_ids=[source.pk])[source.pk]
+    return render(request, f"{HOME}#job-status", {"job": services.job_event(job, source.title)})
+
+
+@login_required
+@require_POST
+def source_delete(request: HttpRequest, source_id: int) -> HttpResponse:
+    services.source_delete(source=selectors.source_get(owner=request.user, source_id=source_id))
+    return HttpResponse("")
 
 
 @login_required
 def source_detail(request: HttpRequest, source_id: int) -> HttpResponse:
     source = selectors.source_get(owner=request.user, source_id=source_id)
     return render(request, "ingestion/source.html", {"source": source, "chunks": source.chunks.all()})
+
+
+@login_required
+def source_file(request: HttpRequest, source_id: int) -> HttpResponse:
+    """The original file, to its owner only; the PDF viewer opens it at a page, the player seeks in it."""
+    source = selectors.source_get(owner=request.user, source_id=source_id)
+    if not source.file:
+        raise Http404
+    handle = source.file.open("rb")
+    byte_range = _byte_range(request.headers.get("Range", ""), source.file.size)
+    if byte_range is None:
+        response: HttpResponse = FileResponse(handle, content_type=source.mime_type, filename=source.metadata.get("filename"))
+    else:
+        # Players seek with Range requests; without 206 answers they cannot jump to a timestamp.
+        start, end = byte_range
+        handle.seek(start)
+        response = HttpResponse(handle.read(end - start + 1), status=206, content_type=source.mime_type)
+        response["Content-Range"] = f"bytes {start}-{end}/{source.file.size}"
+        handle.close()
+    response["Accept-Ranges"] = "bytes"
+    return response
+
+
+def _byte_range(header: str, size: int) -> tuple[int, int] | None:
+    match = re.fullmatch(r"bytes=(\d*)-(\d*)", header.strip())
+    if not match or size == 0 or match.group(1) == match.group(2) == "":
+        return None
+    if match.group(1) == "":  # the last N bytes
+        return max(0, size - int(match.group(2))), size - 1
+    start = int(match.group(1))
+    end = min(int(match.group(2)), size - 1) if match.group(2) else size - 1
+    # A shorter answer than asked for is allowed; players simply ask for the next part.
+    end = min(end, start + RANGE_MAX_BYTES - 1)
+    return (start, end) if start <= end else None

@@ -1,4 +1,6 @@
 from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
 
 import pytest
 from celery.contrib.testing.worker import start_worker
@@ -15,6 +17,14 @@ def django_db_modify_db_settings() -> None:
     # Connections opened by the worker thread and by Channels' executor threads must close after
     # each task or message, or the test database cannot be dropped at the end of the run.
     settings.DATABASES["default"]["CONN_MAX_AGE"] = 0
+
+
+@pytest.fixture(autouse=True)
+def media_root(settings: Any, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Uploaded files go to a fresh folder per test, where tests can see what was (not) stored."""
+    root = tmp_path_factory.mktemp("media")
+    settings.MEDIA_ROOT = root
+    return root
 
 
 @pytest.fixture

@@ -14,3 +14,20 @@ document.addEventListener("keydown", (event) => {
     event.target.form.requestSubmit();
   }
 });
+
+// Audio sources: a passage's ▶ plays from its start, and arriving at #chunk-N (from a citation)
+// puts the player at that passage's second.
+function seekTo(start, play) {
+  const player = document.getElementById("player");
+  if (!player) return;
+  const go = () => { player.currentTime = Number(start); if (play) player.play().catch(() => {}); };
+  if (player.readyState >= 1) go(); else player.addEventListener("loadedmetadata", go, { once: true });
+}
+document.addEventListener("click", (event) => {
+  const button = event.target.closest(".play[data-start]");
+  if (button) seekTo(button.dataset.start, true);
+});
+document.addEventListener("DOMContentLoaded", () => {
+  const target = location.hash && document.querySelector(location.hash);
+  if (target && target.dataset.start) seekTo(target.dataset.start, false);
+});
