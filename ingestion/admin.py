@@ -1,6 +1,13 @@
-from django.contrib import admin
+from collections.abc import Callable
+from typing import Any
 
+from django.contrib import admin, messages
+from django.db.models import QuerySet
+from django.http import HttpRequest
+
+from ingestion import services
 from ingestion.models import Chunk, Job, Source
+from secondbrain.errors import AppError
 
 
 class ChunkInline(admin.TabularInline):
@@ -22,6 +29,15 @@ class SourceAdmin(admin.ModelAdmin):
     search_fields = ["title"]
     readonly_fields = ["sha256", "size", "mime_type", "created_at"]
     inlines = [ChunkInline]
+    actions = ["reprocess", "delete_fast"]
+
+    @admin.action(description="Reprocess the selected sources")
+    def reprocess(self, request: HttpRequest, queryset: QuerySet[Source]) -> None:
+        _for_each(request, queryset, lambda source: services.source_reprocess(source=source), "queued again")
+
+    @admin.action(description="Delete the selected sources with their files and passages")
+    def delete_fast(self, request: HttpRequest, queryset: QuerySet[Source]) -> None:
+        _for_each(request, queryset, lambda source: services.source_delete(source=source), "deleted")
 
 
 @admin.register(Job)
@@ -31,3 +47,29 @@ class JobAdmin(admin.ModelAdmin):
     search_fields = ["source__title"]
     list_select_related = ["source", "owner"]
     readonly_fields = ["created_at", "started_at", "finished_at", "updated_at"]
+    actions = ["cancel", "reprocess"]
+
+    @admin.action(description="Cancel the selected jobs")
+    def cancel(self, request: HttpRequest, queryset: QuerySet[Job]) -> None:
+        _for_each(request, queryset.select_related("source"), lambda job: services.job_cancel(job=job), "cancelled")
+
+    @admin.action(description="Reprocess the sources of the selected jobs")
+    def reprocess(self, request: HttpRequest, queryset: QuerySet[Job]) -> None:
+        sources = Source.objects.filter(pk__in=queryset.values("source_id"))
+        _for_each(request, sources, lambda source: services.source_reprocess(source=source), "queued again")
+
+
+def _for_each(request: HttpRequest, items: QuerySet[Any], action: Callable[[Any], object], done: str) -> None:
+    """Apply a service to each selected row; report how many it changed and why the others did not."""
+    changed, refused = 0, []
+    for item in items:
+        try:
+            action(item)
+        except AppError as exc:
+            refused.append(f"{item}: {exc.message}")
+        else:
+            changed += 1
+    if changed:
+        messages.success(request, f"{changed} {done}.")
+    for reason in refused:
+        messages.warning(request, reason)

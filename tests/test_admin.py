@@ -52,3 +52,16 @@ def test_admin_lists_jobs_filtered_by_status(admin_client: Client) -> None:
     _note(alice, "Broken", "failed")
     page = admin_client.get("/admin/ingestion/job/", {"status__exact": "failed"})
     assert b"Broken" in page.content and b"Budget meeting" not in page.content
+
+
+def test_admin_actions_reprocess_cancel_and_delete_many(admin_client: Client) -> None:
+    alice = make_user("alice")
+    first, second = _note(alice, "First", "ready"), _note(alice, "Second", "ready")
+    ids = [first.pk, second.pk]
+    admin_client.post("/admin/ingestion/source/", {"action": "reprocess", "_selected_action": ids})
+    assert Job.objects.filter(source_id__in=ids, status="queued").count() == 2
+    queued = list(Job.objects.filter(status="queued").values_list("pk", flat=True))
+    admin_client.post("/admin/ingestion/job/", {"action": "cancel", "_selected_action": queued})
+    assert Job.objects.filter(status="cancelled").count() == 2
+    admin_client.post("/admin/ingestion/source/", {"action": "delete_fast", "_selected_action": ids})
+    assert not Source.objects.exists() and not Job.objects.exists()
