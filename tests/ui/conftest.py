@@ -5,11 +5,11 @@ import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
-from urllib.parse import quote
 
 import pytest
 from django.conf import settings
-from django.db import connection
+
+from tests.processes import free_port, test_database_url
 
 CHROMIUM = "/usr/bin/chromium"
 # Without these, Chromium keeps trying to reach Google's services through the closed network.
@@ -24,25 +24,11 @@ CHROMIUM_ARGS = [
 ]
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-def _test_database_url() -> str:
-    db = connection.settings_dict
-    credentials = quote(db["USER"]) + (f":{quote(db['PASSWORD'])}" if db["PASSWORD"] else "")
-    if str(db["HOST"]).startswith("/"):
-        return f"postgresql://{credentials}@/{db['NAME']}?host={db['HOST']}"
-    return f"postgresql://{credentials}@{db['HOST']}:{db['PORT'] or 5432}/{db['NAME']}"
-
-
 @pytest.fixture
 def web_server(celery_worker: None, tmp_path: Path) -> Iterator[str]:
     """daphne serving the real ASGI app (HTTP and websockets) on the test database."""
-    port = _free_port()
-    env = {**os.environ, "DATABASE_URL": _test_database_url(), "DB_CONN_MAX_AGE": "0"}
+    port = free_port()
+    env = {**os.environ, "DATABASE_URL": test_database_url(), "MEDIA_ROOT": str(settings.MEDIA_ROOT), "DB_CONN_MAX_AGE": "0"}
     log = (tmp_path / "daphne.log").open("w")
     server = subprocess.Popen(
         [sys.executable, "-m", "daphne", "-b", "127.0.0.1", "-p", str(port), "secondbrain.asgi:application"],
