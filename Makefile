@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 INSTALLED := $(VENV)/.installed
 MODELS := var/models/.prepared
 
-.PHONY: run test setup models browser clean-venv
+.PHONY: run test bench setup models system-packages browser clean-venv
 
 run: setup
 	$(BIN)/python -m secondbrain.stack run
@@ -13,7 +13,11 @@ run: setup
 test: setup browser
 	$(BIN)/python -m secondbrain.stack test -- $(PYTEST_ARGS)
 
-setup: $(INSTALLED) $(MODELS)
+# Benchmarks (bench/); figures go to bench/RESULTS.md by hand, with the baselines they print.
+bench: setup
+	$(BIN)/python -m secondbrain.stack bench -- $(BENCH_ARGS)
+
+setup: system-packages $(INSTALLED) $(MODELS)
 
 # torch goes first and pinned: pip takes the CPU build from this machine's disk, where an
 # unpinned torch (asked for by sentence-transformers) would pull gigabytes of CUDA.
@@ -29,6 +33,17 @@ $(MODELS): $(INSTALLED) secondbrain/local_models.py
 	touch $@
 
 models: $(MODELS)
+
+# Debian packages the app runs: ffmpeg decodes audio, tesseract reads scanned pages, poppler's
+# pdftoppm renders them for it. Installed when missing (needs root, as on these machines).
+SYSTEM_PACKAGES := ffmpeg tesseract-ocr tesseract-ocr-eng tesseract-ocr-deu poppler-utils
+system-packages:
+	@missing=$$(for p in $(SYSTEM_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || echo $$p; done); \
+	if [ -n "$$missing" ]; then \
+		echo "Installing Debian packages: $$missing"; \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null \
+		|| echo "Could not install $$missing (not root?): audio or OCR will report what is missing."; \
+	fi
 
 # The UI tests drive Debian's Chromium through Playwright (Playwright's own browser download
 # cannot work offline).

@@ -72,8 +72,17 @@ class _Packer:
 
 
 def chunk_markdown(text: str, *, max_words: int = MAX_WORDS, overlap_words: int = OVERLAP_WORDS) -> list[Piece]:
+    return _chunk(_blocks(text, markdown=True), max_words, overlap_words)
+
+
+def chunk_text(text: str, *, max_words: int = MAX_WORDS, overlap_words: int = OVERLAP_WORDS) -> list[Piece]:
+    """Plain text (a PDF page): paragraphs and sentences only; a line starting with "#" is just text."""
+    return _chunk(_blocks(text, markdown=False), max_words, overlap_words)
+
+
+def _chunk(blocks: Iterator["_Block"], max_words: int, overlap_words: int) -> list[Piece]:
     packer = _Packer(max_words=max_words, overlap_words=overlap_words)
-    for block in _blocks(text):
+    for block in blocks:
         if block.is_code or _count(block.text) <= max_words:
             packer.add(block.text, block.heading)
             continue
@@ -83,7 +92,7 @@ def chunk_markdown(text: str, *, max_words: int = MAX_WORDS, overlap_words: int 
     return [piece for piece in packer.pieces if piece.text]
 
 
-def _blocks(text: str) -> Iterator[_Block]:
+def _blocks(text: str, *, markdown: bool) -> Iterator[_Block]:
     heading: list[str] = []
     paragraph: list[str] = []
     code: list[str] | None = None
@@ -95,8 +104,8 @@ def _blocks(text: str) -> Iterator[_Block]:
                 yield _Block("\n".join(code), tuple(heading), is_code=True)
                 code = None
             continue
-        fence_match = _FENCE.match(line)
-        heading_match = _HEADING.match(line)
+        fence_match = _FENCE.match(line) if markdown else None
+        heading_match = _HEADING.match(line) if markdown else None
         if fence_match or heading_match or not line.strip():
             if paragraph:
                 yield _Block("\n".join(paragraph).strip(), tuple(heading))

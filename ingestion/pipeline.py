@@ -18,7 +18,7 @@ from django.db import InterfaceError, OperationalError, transaction
 from django.db.models import F
 from django.utils import timezone
 
-from ingestion.chunking import chunk_markdown
+from ingestion.chunking import chunk_markdown, chunk_text
 from ingestion.embeddings import embed_texts
 from ingestion.extract import Extracted, Segment
 from ingestion.models import Chunk, Job, Source
@@ -167,7 +167,7 @@ def _file_passages(source: Source, extracted: Extracted) -> list[Passage]:
     return [
         Passage(text=piece.text, anchor={"page": segment.anchor["page"]}, context=f"{source.title}, page {segment.anchor['page']}")
         for segment in extracted.segments
-        for piece in chunk_markdown(segment.text)
+        for piece in chunk_text(segment.text)
     ]
 
 

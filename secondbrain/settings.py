@@ -210,6 +210,9 @@ EMBEDDING_BATCH_SIZE = env_int("EMBEDDING_BATCH_SIZE", 32)
 TRANSCRIBE_MODEL = env_str("TRANSCRIBE_MODEL", "base")
 MAX_AUDIO_MINUTES = env_int("MAX_AUDIO_MINUTES", 600)
 PDF_MAX_PAGES = env_int("PDF_MAX_PAGES", 5000)
+# A hostile PDF can make one page's text take minutes; past this the job fails as pdf_too_complex.
+PDF_MAX_SECONDS = env_int("PDF_MAX_SECONDS", 1800)
+OCR_LANGUAGES = env_str("OCR_LANGUAGES", "eng+deu")
 
 OPENAI_BASE_URL = env_str("OPENAI_BASE_URL", "http://127.0.0.1:8081/v1")
 OPENAI_API_KEY = env_str("OPENAI_API_KEY", "local")

@@ -487,22 +487,31 @@ def command_run(stack: Stack, _args: Sequence[str]) -> int:
 
 
 def command_test(stack: Stack, pytest_args: Sequence[str]) -> int:
+    return _foreground(stack, [sys.executable, "-m", "pytest", *pytest_args])
+
+
+def command_bench(stack: Stack, bench_args: Sequence[str]) -> int:
+    """The benchmarks in bench/ (each makes its own database), against the same services."""
+    return _foreground(stack, [sys.executable, "-m", "bench", *bench_args])
+
+
+def _foreground(stack: Stack, argv: list[str]) -> int:
     services_start(stack)
-    # pytest stays in our process group so that Ctrl-C reaches it directly and it can print its
+    # The child stays in our process group so that Ctrl-C reaches it directly and it can print its
     # report (and pdb keeps the terminal); we only wait for it.
-    pytest = subprocess.Popen([sys.executable, "-m", "pytest", *pytest_args], cwd=BASE_DIR, env=stack.env)
+    child = subprocess.Popen(argv, cwd=BASE_DIR, env=stack.env)
     try:
         while True:
             try:
-                return pytest.wait()
+                return child.wait()
             except KeyboardInterrupt:
                 continue
     finally:
-        if pytest.poll() is None:  # we were terminated: don't leave pytest running
-            pytest.terminate()
+        if child.poll() is None:  # we were terminated: don't leave pytest running
+            child.terminate()
             with contextlib.suppress(subprocess.TimeoutExpired):
-                pytest.wait(timeout=STOP_TIMEOUT)
-            pytest.kill()
+                child.wait(timeout=STOP_TIMEOUT)
+            child.kill()
 
 
 def command_env(stack: Stack, _args: Sequence[str]) -> int:
@@ -516,6 +525,7 @@ def command_env(stack: Stack, _args: Sequence[str]) -> int:
 COMMANDS: dict[str, Callable[[Stack, Sequence[str]], int]] = {
     "run": command_run,
     "test": command_test,
+    "bench": command_bench,
     "env": command_env,
 }
 
@@ -536,7 +546,7 @@ def parse_args(argv: Sequence[str]) -> tuple[str, list[str]]:
     extra: list[str] = list(args.pytest_args)
     if extra[:1] == ["--"]:
         extra = extra[1:]
-    if extra and args.command != "test":
+    if extra and args.command not in {"test", "bench"}:
         parser.error(f"`{args.command}` takes no extra arguments")
     return args.command, extra
 

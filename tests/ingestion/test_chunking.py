@@ -45,3 +45,10 @@ def test_no_chunk_is_only_the_overlap_of_its_neighbour() -> None:
     texts = [piece.text for piece in pieces]
     assert "First short sentence here." not in texts
     assert len(set(texts)) == len(texts)
+
+
+def test_plain_text_keeps_hash_lines_and_fences_as_text() -> None:
+    from ingestion.chunking import chunk_text
+
+    pieces = chunk_text("# of cases 42\n\nTotal ``` 17")
+    assert [(p.heading, p.text) for p in pieces] == [((), "# of cases 42\n\nTotal ``` 17")]
