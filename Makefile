@@ -26,9 +26,11 @@ $(INSTALLED): pyproject.toml requirements.lock
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet torch==2.13.0
 	$(BIN)/python -m pip install --quiet -c requirements.lock -e '.[local-models,dev]'
+	# openai-whisper without its triton dependency (1 GB, GPU only): its other deps are pinned above.
+	$(BIN)/python -m pip install --quiet --no-deps openai-whisper==20250625
 	touch $@
 
-$(MODELS): $(INSTALLED) secondbrain/local_models.py
+$(MODELS): $(INSTALLED) secondbrain/local_models.py secondbrain/whisper_checkpoint.py
 	$(BIN)/python manage.py prepare_models
 	touch $@
 

@@ -19,7 +19,7 @@ from django.utils import timezone
 
 from accounts.models import User
 from ingestion.models import Job, Source
-from ingestion.uploads import SNIFF_BYTES, sniff
+from ingestion.uploads import SNIFF_BYTES, decode_text, sniff
 from secondbrain.errors import AppError
 
 logger = logging.getLogger(__name__)
@@ -74,7 +74,7 @@ def upload_create(*, owner: User, upload: UploadedFile, title: str = "", occurre
     )
     upload.seek(0)
     if sniffed.kind == Source.Kind.NOTE:
-        source.text = upload.read().decode("utf-8", errors="replace").replace("\x00", "")
+        source.text = decode_text(upload.read())
         if not source.text.strip():
             raise AppError("empty_content", f"{name} has no text.", status=422)
         return _source_store(source=source, occurred_at=occurred_at)

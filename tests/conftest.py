@@ -52,7 +52,7 @@ def celery_worker(transactional_db: None) -> Iterator[None]:
     """A real Celery worker consuming the real Redis broker, in a thread of this process."""
     from secondbrain.celery import app
 
-    with start_worker(app, pool="solo", perform_ping_check=False, queues=["ingest"], loglevel="WARNING"):
+    with start_worker(app, pool="solo", perform_ping_check=False, queues=["ingest", "transcribe"], loglevel="WARNING"):
         yield
     with connection.cursor() as cursor:
         cursor.execute(
