@@ -95,13 +95,13 @@ def audio(user: Any) -> None:
     from tests.wer import wer
 
     clips = json.loads((DATA / "audio" / "transcripts.json").read_text())
-    model = extractor.load_model()
+    model = extractor.get_model()
     total_audio = direct = piped = 0.0
     errors: list[float] = []
     for clip in clips:
         path = DATA / "audio" / clip["file"]
         total_audio += clip["duration_s"]
-        seconds, result = timed(lambda: model.transcribe(str(path), **extractor.DECODE_OPTIONS))
+        seconds, result = timed(lambda: model.transcribe(str(path), **extractor.TRANSCRIBE_OPTIONS))
         direct += seconds
         job = services.upload_create(owner=user, upload=SimpleUploadedFile(path.name, path.read_bytes()))
         seconds, _ = timed(lambda: _run_job(job.pk))
