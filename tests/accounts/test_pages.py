@@ -13,7 +13,7 @@ def test_a_person_signs_up_and_lands_on_their_sources() -> None:
         "/accounts/signup/", {"username": "carol", "password": PASSWORD, "password_again": PASSWORD}, follow=True
     )
     assert response.redirect_chain[-1][0] == "/"
-    assert b"Add a note" in response.content
+    assert b"Write a note" in response.content
     assert User.objects.filter(username="carol").exists()
 
 

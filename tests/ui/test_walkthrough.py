@@ -21,7 +21,7 @@ def test_sign_up_add_a_note_and_get_a_cited_answer(web_server: str, browser_page
     page.get_by_label("Password", exact=True).fill(PASSWORD)
     page.get_by_label("Password (again)").fill(PASSWORD)
     page.get_by_role("button", name="Sign up").click()
-    expect(page.get_by_role("heading", name="Add a note")).to_be_visible()
+    expect(page.get_by_role("heading", name="Write a note")).to_be_visible()
 
     page.get_by_label("Text").fill(GARDEN_NOTE)
     page.get_by_role("button", name="Save note").click()
