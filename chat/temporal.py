@@ -1,0 +1,494 @@
+"""Time in questions: the range a question is about, in the user's zone, and which clock it means.
+
+`interpret` finds the time expressions in a question with a table of patterns (`_RULES`), each
+resolving to a span of local dates [start, end). Spans are then combined ("between 1 and 15 April",
+"from March to May") or opened by a preposition ("since Monday", "before 3 May"), and turned into
+aware datetimes at local midnight — never by adding timedeltas to aware datetimes, which would
+drift by an hour across a DST change.
+
+Conventions, where English is ambiguous:
+- weeks start on Monday; "this week" / "this month" / "this year" is the whole calendar unit;
+- "last week" is the previous calendar week, while "the past week" / "the last 3 days" is rolling
+  (the N units before today, plus today);
+- "N days/weeks/months/years ago" is the calendar unit that contains the day N units ago;
+- a weekday ("Tuesday", "on Tuesday", "last Tuesday", "since Monday") is the most recent such day
+  before today: someone asking about today says "today";
+- a date or month without a year ("3 May", "in March") is the most recent one not in the future.
+"""
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import date, datetime, time, timedelta
+from typing import Literal
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+Clock = Literal["content", "upload"]
+Mode = Literal["semantic", "temporal", "hybrid"]
+UTC = ZoneInfo("UTC")
+
+
+@dataclass(frozen=True)
+class DateRange:
+    """A half-open range [since, until) on one clock: when the content happened, or when it was added."""
+
+    since: datetime | None = None
+    until: datetime | None = None
+    clock: Clock = "content"
+
+
+@dataclass(frozen=True)
+class Interpretation:
+    """What a question asks for: `topic` is the question without its time expression.
+
+    `mode` is "semantic" without a time expression, "temporal" when nothing topical is left once
+    the time words and filler are gone (a listing by time), and "hybrid" otherwise.
+    """
+
+    mode: Mode
+    date_range: DateRange | None
+    topic: str
+    phrase: str = ""
+
+
+def zone_named(name: str) -> ZoneInfo:
+    """The zone called `name`, or UTC when there is no such zone (a stale or hand-edited value)."""
+    try:
+        return ZoneInfo(name)
+    except (ZoneInfoNotFoundError, ValueError):
+        return UTC
+
+
+# --- Vocabulary ------------------------------------------------------------------------------------
+
+_NUMBERS = {
+    "a": 1, "an": 1, "one": 1, "two": 2, "a couple of": 2, "couple of": 2, "three": 3, "four": 4, "five": 5, "six": 6,
+    "seven": 7, "eight": 8, "nine": 9, "ten": 10, "eleven": 11, "twelve": 12,
+}  # fmt: skip
+_MONTHS = {
+    name: number
+    for number, names in enumerate(
+        [
+            ("january", "jan"), ("february", "feb"), ("march", "mar"), ("april", "apr"), ("may",),
+            ("june", "jun"), ("july", "jul"), ("august", "aug"), ("september", "sep", "sept"),
+            ("october", "oct"), ("november", "nov"), ("december", "dec"),
+        ],
+        start=1,
+    )
+    for name in names
+}  # fmt: skip
+_WEEKDAYS = {name: number for number, name in enumerate(
+    ["monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"]
+)}  # fmt: skip
+_FULL_MONTH_NAMES = [name for name in _MONTHS if len(name) > 4 or name in {"may", "june", "july"}]
+
+
+def _alternatives(words: list[str]) -> str:
+    # Longest first, so that "sept" is not cut to "sep" and "a couple of" wins over "a".
+    return "|".join(re.escape(word) for word in sorted(words, key=len, reverse=True))
+
+
+_NUM = rf"(?P<n>\d{{1,3}}|{_alternatives(list(_NUMBERS))})"
+_UNIT = r"(?P<unit>day|week|month|year)s?"
+_DAY = r"(?P<day>[0-3]?\d)(?:st|nd|rd|th)?"
+_DAY2 = r"(?P<day2>[0-3]?\d)(?:st|nd|rd|th)?"
+_DAY_JOINER = r"(?:-|–|to|and|until|till|through)"
+_MONTH = rf"(?P<month>{_alternatives(list(_MONTHS))})\.?"
+_FULL_MONTH = rf"(?P<month>{_alternatives(_FULL_MONTH_NAMES)})"
+_YEAR = r"(?P<year>(?:19|20)\d{2})"
+_WEEKDAY = rf"(?P<weekday>{_alternatives(list(_WEEKDAYS))})"
+# Words that may introduce a bare month or year: "in March", "since 2023", "between March and May".
+_INTRODUCERS = frozenset("in during since before after until till from between and to of through".split())
+
+# --- Calendar arithmetic on local dates -------------------------------------------------------------
+
+Span = tuple[date, date]
+
+
+def _add_months(day: date, months: int) -> date:
+    """The first of the month `months` after `day`'s month."""
+    index = day.year * 12 + day.month - 1 + months
+    return date(index // 12, index % 12 + 1, 1)
+
+
+def _unit_span(day: date, unit: str) -> Span:
+    """The calendar day, week (from Monday), month or year containing `day`."""
+    if unit == "day":
+        return day, day + timedelta(days=1)
+    if unit == "week":
+        monday = day - timedelta(days=day.weekday())
+        return monday, monday + timedelta(weeks=1)
+    if unit == "month":
+        first = day.replace(day=1)
+        return first, _add_months(first, 1)
+    first = date(day.year, 1, 1)
+    return first, date(day.year + 1, 1, 1)
+
+
+def _units_before(day: date, unit: str, count: int) -> date:
+    """`day` moved `count` units back, clamped to the end of a shorter month (31 March - 1 month = 28 Feb)."""
+    if unit in {"day", "week"}:
+        return day - timedelta(days=count * (7 if unit == "week" else 1))
+    months = count * (12 if unit == "year" else 1)
+    first = _add_months(day, -months)
+    last_day = (_add_months(first, 1) - timedelta(days=1)).day
+    return first.replace(day=min(day.day, last_day))
+
+
+def _weekday_before(today: date, weekday: int) -> date:
+    return today - timedelta(days=(today.weekday() - weekday - 1) % 7 + 1)
+
+
+def _day_of(year: int, month: int, day: int) -> date | None:
+    try:
+        return date(year, month, day)
+    except ValueError:
+        return None
+
+
+def _recent_day(today: date, month: int, day: int) -> date | None:
+    """The most recent `day` `month` not after today (29 February looks back to a leap year)."""
+    for year in range(today.year, today.year - 8, -1):
+        found = _day_of(year, month, day)
+        if found is not None and found <= today:
+            return found
+    return None
+
+
+def _number(text: str) -> int:
+    return int(text) if text.isdigit() else _NUMBERS[" ".join(text.lower().split())]
+
+
+# --- The rules ---------------------------------------------------------------------------------------
+
+Groups = dict[str, str | None]
+# A resolver gets the match's groups, today's local date and, for a date written without a year
+# that is one end of a range, the year the other end implies.
+Resolver = Callable[[Groups, date, int | None], Span | None]
+
+
+@dataclass(frozen=True)
+class _Rule:
+    pattern: re.Pattern[str]
+    resolve: Resolver
+    # Bare months and years are ordinary words or numbers unless a preposition introduces them.
+    needs_introducer: bool = False
+
+
+def _rule(pattern: str, resolve: Resolver, *, needs_introducer: bool = False) -> _Rule:
+    return _Rule(re.compile(rf"\b(?:{pattern})\b", re.IGNORECASE), resolve, needs_introducer)
+
+
+def _days_back(count: int) -> Resolver:
+    return lambda g, today, year: _unit_span(today - timedelta(days=count), "day")
+
+
+def _calendar(g: Groups, today: date, year: int | None) -> Span:
+    unit = str(g["unit"]).lower()
+    offset = 0 if str(g["which"]).lower() in {"this", "current"} else 1
+    return _unit_span(_units_before(today, unit, offset), unit)
+
+
+def _rolling(g: Groups, today: date, year: int | None) -> Span | None:
+    if not g.get("n") and str(g["lead"]).lower() == "last":
+        return None  # plain "last week" is the calendar week (`_calendar`)
+    count = _number(str(g["n"])) if g.get("n") else 1
+    return _units_before(today, str(g["unit"]).lower(), count), today + timedelta(days=1)
+
+
+def _ago(g: Groups, today: date, year: int | None) -> Span:
+    unit = str(g["unit"]).lower()
+    return _unit_span(_units_before(today, unit, _number(str(g["n"]))), unit)
+
+
+def _weekday(g: Groups, today: date, year: int | None) -> Span:
+    return _unit_span(_weekday_before(today, _WEEKDAYS[str(g["weekday"]).lower()]), "day")
+
+
+def _day_month(g: Groups, today: date, year: int | None) -> Span | None:
+    month, day = _MONTHS[str(g["month"]).lower()], int(str(g["day"]))
+    year = int(g["year"]) if g.get("year") else year
+    found = _day_of(year, month, day) if year is not None else _recent_day(today, month, day)
+    return _unit_span(found, "day") if found else None
+
+
+def _day_range(g: Groups, today: date, year: int | None) -> Span | None:
+    """ "1–15 April": the first day fixes the year, the span ends after the last day."""
+    first = _day_month(g, today, year)
+    last = _day_month(g | {"day": g["day2"]}, today, first[0].year if first else None)
+    return (first[0], last[1]) if first and last and first[0] <= last[0] else None
+
+
+def _month(g: Groups, today: date, year: int | None) -> Span:
+    month = _MONTHS[str(g["month"]).lower()]
+    which = (g.get("which") or "").lower()
+    if g.get("year"):
+        year = int(str(g["year"]))
+    elif year is None:
+        # "in March" in March is this March; "last March" in March is a year ago.
+        recent = month < today.month if which == "last" else month <= today.month
+        year = today.year if recent or which == "this" else today.year - 1
+    return _unit_span(date(year, month, 1), "month")
+
+
+def _year(g: Groups, today: date, year: int | None) -> Span:
+    return _unit_span(date(int(str(g["year"])), 1, 1), "year")
+
+
+def _iso(g: Groups, today: date, year: int | None) -> Span | None:
+    found = _day_of(int(str(g["year"])), int(str(g["mm"])), int(str(g["day"])))
+    return _unit_span(found, "day") if found else None
+
+
+_RULES = [
+    _rule(r"(?:the\s+)?day\s+before\s+yesterday", _days_back(2)),
+    _rule(r"today|tonight|this\s+(?:morning|afternoon|evening)", _days_back(0)),
+    _rule(r"yesterday|last\s+night", _days_back(1)),
+    _rule(rf"(?P<lead>the\s+past|the\s+last|past|last)\s+(?:{_NUM}\s+)?{_UNIT}", _rolling),
+    _rule(rf"(?P<which>this|current|last|previous)\s+{_UNIT}", _calendar),
+    _rule(rf"{_NUM}\s+{_UNIT}\s+ago", _ago),
+    _rule(rf"(?:(?:last|this\s+past|past)\s+)?{_WEEKDAY}", _weekday),
+    _rule(r"(?P<year>\d{4})-(?P<mm>\d{2})-(?P<day>\d{2})", _iso),
+    _rule(rf"{_DAY}\s*{_DAY_JOINER}\s*{_DAY2}(?:\s+of)?\s+{_MONTH}(?:,?\s+{_YEAR})?", _day_range),
+    _rule(rf"{_MONTH}\s+{_DAY}\s*{_DAY_JOINER}\s*{_DAY2}(?:,?\s+{_YEAR})?", _day_range),
+    _rule(rf"(?:the\s+)?{_DAY}(?:\s+of)?\s+{_MONTH}(?:,?\s+{_YEAR})?", _day_month),
+    _rule(rf"{_MONTH}\s+{_DAY}(?:,?\s+{_YEAR})?", _day_month),
+    _rule(rf"{_MONTH}\s+{_YEAR}", _month),
+    _rule(rf"(?P<which>last|this)\s+{_FULL_MONTH}", _month),
+    _rule(_FULL_MONTH, _month, needs_introducer=True),
+    _rule(_YEAR, _year, needs_introducer=True),
+]  # fmt: skip
+
+# What may sit between the two ends of a range, and what opens or closes a range.
+_JOINER = re.compile(r"\s*(?:-|–|—|to|and|until|till|through|thru)\s*", re.IGNORECASE)
+_RANGE_START = re.compile(r"\b(?:between|from)\s+$", re.IGNORECASE)
+_OPENERS = {"since": "since", "after": "after", "before": "before", "until": "until", "till": "until"}
+_PREPOSITION = re.compile(
+    r"\b(?P<word>since|after|before|until|till|from|between|in|on|during|at|of|for|within|over)\s+$", re.IGNORECASE
+)
+
+# --- Finding expressions ------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _Found:
+    start: int
+    end: int
+    rule: _Rule
+    match: re.Match[str]
+
+    def span(self, today: date, year: int | None = None) -> Span | None:
+        return self.rule.resolve(self.match.groupdict(), today, year)
+
+    @property
+    def yearless(self) -> bool:
+        groups = self.match.groupdict()
+        return "month" in groups and "year" in groups and not groups["year"]
+
+
+def _introduced(text: str, start: int) -> bool:
+    words = text[:start].split()
+    return bool(words) and words[-1].lower() in _INTRODUCERS
+
+
+def _expressions(text: str, today: date) -> list[_Found]:
+    """Non-overlapping time expressions, leftmost first and, at one place, the longest."""
+    candidates = [
+        _Found(match.start(), match.end(), rule, match)
+        for rule in _RULES
+        for match in rule.pattern.finditer(text)
+        if not (rule.needs_introducer and not _introduced(text, match.start()))
+    ]
+    candidates.sort(key=lambda found: (found.start, -(found.end - found.start), _RULES.index(found.rule)))
+    chosen: list[_Found] = []
+    for found in candidates:
+        if (not chosen or found.start >= chosen[-1].end) and found.span(today) is not None:
+            chosen.append(found)
+    return chosen
+
+
+@dataclass(frozen=True)
+class _Piece:
+    """One resolved part of the question: a span of dates and how it is bounded."""
+
+    start: int  # where it begins in the question, its preposition included
+    end: int
+    span: Span
+    opens: str = ""  # "since" / "after" → open end; "before" / "until" → open start
+
+
+def _pair(text: str, first: _Found, second: _Found, today: date) -> Span | None:
+    """ "from 1 April to 15 April", "between March and May": the span from the first to the end of the second."""
+    between = text[first.end : second.start]
+    if not _JOINER.fullmatch(between):
+        return None
+    if between.strip().lower() == "and" and not _RANGE_START.search(text[: first.start]):
+        return None
+    one, two = first.span(today), second.span(today)
+    if one is None or two is None:
+        return None
+    # A date without a year takes its year from the other end: "1 December to 15 January 2024".
+    if second.yearless:
+        two = second.span(today, one[0].year)
+        if two is not None and two[0] < one[0]:
+            two = second.span(today, one[0].year + 1)
+    elif first.yearless:
+        one = first.span(today, two[0].year)
+        if one is not None and one[0] > two[0]:
+            one = first.span(today, two[0].year - 1)
+    if one is None or two is None or one[0] > two[0]:
+        return None
+    return one[0], two[1]
+
+
+def _pieces(text: str, today: date) -> list[_Piece]:
+    found = _expressions(text, today)
+    pieces: list[_Piece] = []
+    index = 0
+    while index < len(found):
+        first = found[index]
+        prefix = _PREPOSITION.search(text[: first.start])
+        word = prefix.group("word").lower() if prefix else ""
+        start = prefix.start() if prefix else first.start
+        paired = _pair(text, first, found[index + 1], today) if index + 1 < len(found) else None
+        if paired is not None:
+            pieces.append(_Piece(start, found[index + 1].end, paired))
+            index += 2
+            continue
+        span = first.span(today)
+        assert span is not None  # `_expressions` keeps only expressions that resolve
+        # "from" alone is not "since": "notes from last week" are notes of last week.
+        opens = _OPENERS.get(word, "")
+        pieces.append(_Piece(start, first.end, span, opens))
+        index += 1
+    return pieces
+
+
+def _bounds(pieces: list[_Piece]) -> tuple[date | None, date | None]:
+    """The dates the pieces cover together; several plain ones ("in March or April") are joined."""
+    since: date | None = min(piece.span[0] for piece in pieces)
+    until: date | None = max(piece.span[1] for piece in pieces)
+    if len(pieces) == 1:
+        piece = pieces[0]
+        if piece.opens in {"since", "after"}:
+            since, until = (piece.span[0] if piece.opens == "since" else piece.span[1]), None
+        elif piece.opens in {"before", "until"}:
+            since, until = None, (piece.span[0] if piece.opens == "before" else piece.span[1])
+    return since, until
+
+
+# --- Clock, topic and mode ----------------------------------------------------------------------------
+
+_UPLOAD_VERBS = re.compile(
+    r"\b(?:upload(?:s|ed|ing)?|add(?:s|ed|ing)?|record(?:s|ed|ing)?|sav(?:e|es|ed|ing)|import(?:s|ed|ing)?)\b",
+    re.IGNORECASE,
+)
+_WORDS = re.compile(r"[^\W\d_]+|\d+")
+# Words that carry no topic: question words, pronouns, auxiliaries, and the verbs and nouns of
+# "what did I do / upload / talk about" questions.
+_FILLER = frozenset(
+    """
+    what which who whom whose when where why how did do does done doing i me my mine myself we us our
+    you your was were is are am be been being have has had having the a an any anything something
+    everything all some of in on at from to for about by with up there it its that this these those
+    then so and or show list tell give find see get got let please can could would will should
+    happen happened happening talk talked talking discuss discussed say said write wrote written work
+    worked working go went going upload uploaded uploads uploading add added adding record recorded
+    recording recordings save saved import imported store stored note notes file files document
+    documents source sources stuff thing things new recent recently latest earlier ago else again
+    whole time s t
+    """.split()
+)
+
+
+def _topical(text: str) -> bool:
+    return any(word not in _FILLER for word in _WORDS.findall(text.lower()))
+
+
+def _without(text: str, pieces: list[_Piece]) -> str:
+    kept, position = [], 0
+    for piece in pieces:
+        kept.append(text[position : piece.start])
+        position = piece.end
+    kept.append(text[position:])
+    joined = " ".join("".join(kept).split())
+    return re.sub(r"\s+([?.!,;:])", r"\1", joined).strip(" ,;:")
+
+
+def interpret(question: str, *, now: datetime, zone: ZoneInfo) -> Interpretation:
+    """Read `question`'s time expression in `zone` at `now` (aware): range, clock, mode and remaining topic."""
+    today = now.astimezone(zone).date()
+    pieces = _pieces(question, today)
+    if not pieces:
+        return Interpretation(mode="semantic", date_range=None, topic=question.strip())
+    since, until = _bounds(pieces)
+    topic = _without(question, pieces)
+    date_range = DateRange(
+        since=datetime.combine(since, time.min, tzinfo=zone) if since else None,
+        until=datetime.combine(until, time.min, tzinfo=zone) if until else None,
+        clock=clock_of(question),
+    )
+    phrase = " … ".join(" ".join(question[piece.start : piece.end].split()) for piece in pieces)
+    return Interpretation(
+        mode="hybrid" if _topical(topic) else "temporal", date_range=date_range, topic=topic, phrase=phrase
+    )
+
+
+def clock_of(question: str) -> Clock:
+    """ "upload" when the question is about adding things ("what did I upload / add / record…"), else "content"."""
+    return "upload" if _UPLOAD_VERBS.search(question) else "content"
+
+
+def is_topical(text: str) -> bool:
+    """Whether `text` has anything to search for besides filler ("what did I add?" has not)."""
+    return _topical(text)
+
+
+# --- Describing a range to people ---------------------------------------------------------------------
+
+
+def _day_label(day: date) -> str:
+    return f"{day.day} {day:%B %Y}"
+
+
+def _dates_label(since: date, last: date) -> tuple[str, str]:
+    """The dates from `since` to `last` inclusive, and whether that is a "day", a "period" (month, year) or "span"."""
+    if since == last:
+        return _day_label(since), "day"
+    if since.day == 1 and _add_months(since, 1) - timedelta(days=1) == last:
+        return f"{since:%B %Y}", "period"
+    if (since.month, since.day, last.month, last.day) == (1, 1, 12, 31) and since.year == last.year:
+        return str(since.year), "period"
+    if (since.year, since.month) == (last.year, last.month):
+        return f"{since.day}–{_day_label(last)}", "span"
+    if since.year == last.year:
+        return f"{since.day} {since:%B} – {_day_label(last)}", "span"
+    return f"{_day_label(since)} – {_day_label(last)}", "span"
+
+
+def _moment(value: datetime, zone: ZoneInfo) -> str:
+    local = value.astimezone(zone)
+    return _day_label(local.date()) + ("" if local.time() == time.min else f" {local:%H:%M}")
+
+
+def _midnight(value: datetime | None, zone: ZoneInfo) -> bool:
+    return value is not None and value.astimezone(zone).time() == time.min
+
+
+def describe(date_range: DateRange, *, zone: ZoneInfo) -> str:
+    """The range for people, read in `zone`: "Content from 1–15 April 2026", "Added on 3 May 2026"."""
+    added = date_range.clock == "upload"
+    since, until = date_range.since, date_range.until
+    if since is not None and until is not None and _midnight(since, zone) and _midnight(until, zone):
+        dates, shape = _dates_label(since.astimezone(zone).date(), until.astimezone(zone).date() - timedelta(days=1))
+        if added:
+            return {"day": "Added on ", "period": "Added in "}.get(shape, "Added ") + dates
+        return f"Content from {dates}"
+    start = "Added" if added else "Content"
+    if since is not None and until is not None:
+        return f"{start} from {_moment(since, zone)} to {_moment(until, zone)}"
+    if since is not None:
+        return f"{start} since {_moment(since, zone)}"
+    if until is not None:
+        return f"{start} before {_moment(until, zone)}"
+    return f"{start} from any time"

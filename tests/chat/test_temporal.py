@@ -1,0 +1,178 @@
+"""The temporal parser: questions read at a frozen moment, each with the exact range, clock and mode it means."""
+
+from datetime import date, datetime, timedelta
+from zoneinfo import ZoneInfo
+
+import pytest
+
+from chat.temporal import DateRange, describe, interpret, zone_named
+
+BERLIN = ZoneInfo("Europe/Berlin")
+LOS_ANGELES = ZoneInfo("America/Los_Angeles")
+UTC = ZoneInfo("UTC")
+# Wednesday 6 May 2026, mid-afternoon in Berlin.
+NOW = datetime(2026, 5, 6, 14, 30, tzinfo=BERLIN)
+
+
+def day(year: int, month: int, dd: int) -> datetime:
+    return datetime(year, month, dd, tzinfo=BERLIN)
+
+
+def elapsed(date_range: DateRange) -> timedelta:
+    # Python subtracts two datetimes of one zone by their wall clocks; the real length needs UTC.
+    assert date_range.since is not None and date_range.until is not None
+    return date_range.until.astimezone(UTC) - date_range.since.astimezone(UTC)
+
+
+D = day
+CASES = [
+    # question, since, until, clock, mode
+    ("What did I upload last week?", D(2026, 4, 27), D(2026, 5, 4), "upload", "temporal"),
+    ("what did I add yesterday", D(2026, 5, 5), D(2026, 5, 6), "upload", "temporal"),
+    ("What did I record last Tuesday about the budget?", D(2026, 5, 5), D(2026, 5, 6), "upload", "hybrid"),
+    ("What happened today?", D(2026, 5, 6), D(2026, 5, 7), "content", "temporal"),
+    ("What did I do this week?", D(2026, 5, 4), D(2026, 5, 11), "content", "temporal"),
+    ("What did I talk about last week?", D(2026, 4, 27), D(2026, 5, 4), "content", "temporal"),
+    ("What happened this month?", D(2026, 5, 1), D(2026, 6, 1), "content", "temporal"),
+    ("What did I save last month?", D(2026, 4, 1), D(2026, 5, 1), "upload", "temporal"),
+    ("What did I write about the garden this year?", D(2026, 1, 1), D(2027, 1, 1), "content", "hybrid"),
+    ("What happened last year?", D(2025, 1, 1), D(2026, 1, 1), "content", "temporal"),
+    ("What did I do in March?", D(2026, 3, 1), D(2026, 4, 1), "content", "temporal"),
+    ("What did I do in May?", D(2026, 5, 1), D(2026, 6, 1), "content", "temporal"),
+    ("What did I do in June?", D(2025, 6, 1), D(2025, 7, 1), "content", "temporal"),
+    ("What did I import in March 2023?", D(2023, 3, 1), D(2023, 4, 1), "upload", "temporal"),
+    ("What happened on 3 May?", D(2026, 5, 3), D(2026, 5, 4), "content", "temporal"),
+    ("What did I note about tomatoes on 12 May?", D(2025, 5, 12), D(2025, 5, 13), "content", "hybrid"),
+    ("What happened May 3?", D(2026, 5, 3), D(2026, 5, 4), "content", "temporal"),
+    ("What happened on 3 May 2023?", D(2023, 5, 3), D(2023, 5, 4), "content", "temporal"),
+    ("What did I do on the 3rd of May 2023?", D(2023, 5, 3), D(2023, 5, 4), "content", "temporal"),
+    ("What did I add on Sept 3, 2025?", D(2025, 9, 3), D(2025, 9, 4), "upload", "temporal"),
+    ("What did I do two days ago?", D(2026, 5, 4), D(2026, 5, 5), "content", "temporal"),
+    ("What did I upload 3 days ago?", D(2026, 5, 3), D(2026, 5, 4), "upload", "temporal"),
+    ("What did I do eleven days ago?", D(2026, 4, 25), D(2026, 4, 26), "content", "temporal"),
+    ("What did I do a week ago?", D(2026, 4, 27), D(2026, 5, 4), "content", "temporal"),
+    ("What did I add 2 weeks ago?", D(2026, 4, 20), D(2026, 4, 27), "upload", "temporal"),
+    ("What happened three months ago?", D(2026, 2, 1), D(2026, 3, 1), "content", "temporal"),
+    ("What did I do since Monday?", D(2026, 5, 4), None, "content", "temporal"),
+    ("What did I add since Monday about the trip?", D(2026, 5, 4), None, "upload", "hybrid"),
+    ("What did I do last Tuesday?", D(2026, 5, 5), D(2026, 5, 6), "content", "temporal"),
+    ("What did I do on Wednesday?", D(2026, 4, 29), D(2026, 4, 30), "content", "temporal"),
+    ("What did the plumber say on Friday?", D(2026, 5, 1), D(2026, 5, 2), "content", "hybrid"),
+    ("What happened between 1 and 15 April?", D(2026, 4, 1), D(2026, 4, 16), "content", "temporal"),
+    ("What did I upload from 1 April to 15 April?", D(2026, 4, 1), D(2026, 4, 16), "upload", "temporal"),
+    ("Roof repairs from 1 December to 15 January", D(2025, 12, 1), D(2026, 1, 16), "content", "hybrid"),
+    ("What happened between March and April?", D(2026, 3, 1), D(2026, 5, 1), "content", "temporal"),
+    ("What did I do in 2023?", D(2023, 1, 1), D(2024, 1, 1), "content", "temporal"),
+    ("What did I save before 3 May?", None, D(2026, 5, 3), "upload", "temporal"),
+    ("What happened after 1 April?", D(2026, 4, 2), None, "content", "temporal"),
+    ("What did I say about the budget in the past two weeks?", D(2026, 4, 22), D(2026, 5, 7), "content", "hybrid"),
+    ("What did I do the day before yesterday?", D(2026, 5, 4), D(2026, 5, 5), "content", "temporal"),
+    ("What happened on 2026-04-02?", D(2026, 4, 2), D(2026, 4, 3), "content", "temporal"),
+    ("Notes about the dentist from last week", D(2026, 4, 27), D(2026, 5, 4), "content", "hybrid"),
+    ("What did I do on 29 February?", D(2024, 2, 29), D(2024, 3, 1), "content", "temporal"),
+    ("What did I do last March?", D(2026, 3, 1), D(2026, 4, 1), "content", "temporal"),
+    ("What did I upload about taxes last week", D(2026, 4, 27), D(2026, 5, 4), "upload", "hybrid"),
+]
+
+
+@pytest.mark.parametrize(("question", "since", "until", "clock", "mode"), CASES, ids=[case[0] for case in CASES])
+def test_it_reads_the_range_clock_and_mode(
+    question: str, since: datetime | None, until: datetime | None, clock: str, mode: str
+) -> None:
+    meaning = interpret(question, now=NOW, zone=BERLIN)
+    assert meaning.date_range == DateRange(since=since, until=until, clock=clock)  # type: ignore[arg-type]
+    assert meaning.mode == mode
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "When do the tomatoes go into the raised bed?",
+        "What is the 2023 budget?",
+        "May I see the notes on tomatoes?",
+        "What did Anna say at the March meeting?",
+        "What did I upload about the roof?",
+    ],
+)
+def test_a_question_without_a_time_is_semantic_and_searched_whole(question: str) -> None:
+    meaning = interpret(question, now=NOW, zone=BERLIN)
+    assert (meaning.mode, meaning.date_range, meaning.topic) == ("semantic", None, question)
+
+
+def test_the_range_is_local_midnight_in_the_users_zone() -> None:
+    date_range = interpret("what did I do yesterday?", now=NOW, zone=BERLIN).date_range
+    assert date_range is not None and date_range.since is not None
+    assert date_range.since.tzinfo is BERLIN
+    assert date_range.since.isoformat() == "2026-05-05T00:00:00+02:00"
+
+
+def test_the_topic_keeps_the_question_without_its_time_words() -> None:
+    meaning = interpret("What did I record last Tuesday about the budget?", now=NOW, zone=BERLIN)
+    assert meaning.topic == "What did I record about the budget?"
+    assert meaning.phrase == "last Tuesday"
+
+
+def test_last_week_across_the_spring_dst_change_is_one_hour_short() -> None:
+    # Berlin moved to summer time on Sunday 29 March 2026; asked on Wednesday 1 April.
+    now = datetime(2026, 4, 1, 9, tzinfo=BERLIN)
+    date_range = interpret("what happened last week", now=now, zone=BERLIN).date_range
+    assert date_range is not None and date_range.since is not None and date_range.until is not None
+    assert date_range.since.isoformat() == "2026-03-23T00:00:00+01:00"
+    assert date_range.until.isoformat() == "2026-03-30T00:00:00+02:00"
+    assert elapsed(date_range) == timedelta(days=7, hours=-1)
+
+
+def test_yesterday_on_the_autumn_dst_change_lasts_25_hours() -> None:
+    now = datetime(2026, 10, 26, 8, tzinfo=BERLIN)
+    date_range = interpret("what did I add yesterday?", now=now, zone=BERLIN).date_range
+    assert date_range is not None and date_range.since is not None and date_range.until is not None
+    assert (date_range.since.isoformat(), date_range.until.isoformat()) == (
+        "2026-10-25T00:00:00+02:00",
+        "2026-10-26T00:00:00+01:00",
+    )
+    assert elapsed(date_range) == timedelta(hours=25)
+
+
+def test_west_of_utc_today_is_the_local_day_not_the_utc_one() -> None:
+    # 02:00 UTC on 7 May is still the evening of 6 May in Los Angeles.
+    now = datetime(2026, 5, 7, 2, tzinfo=UTC)
+    meaning = interpret("What did I do today?", now=now, zone=LOS_ANGELES)
+    expected = DateRange(
+        since=datetime(2026, 5, 6, tzinfo=LOS_ANGELES), until=datetime(2026, 5, 7, tzinfo=LOS_ANGELES), clock="content"
+    )
+    assert meaning.date_range == expected
+    assert expected.since is not None and expected.since.isoformat() == "2026-05-06T00:00:00-07:00"
+    since_monday = interpret("since monday", now=now, zone=LOS_ANGELES).date_range
+    assert since_monday == DateRange(since=datetime(2026, 5, 4, tzinfo=LOS_ANGELES), until=None, clock="content")
+
+
+@pytest.mark.parametrize(
+    ("question", "label"),
+    [
+        ("What happened between 1 and 15 April?", "Content from 1–15 April 2026"),
+        ("What did I upload last week?", "Added 27 April – 3 May 2026"),
+        ("What did I add yesterday?", "Added on 5 May 2026"),
+        ("What did I save last month?", "Added in April 2026"),
+        ("What happened since Monday?", "Content since 4 May 2026"),
+        ("What did I do from 1 December to 15 January?", "Content from 1 December 2025 – 15 January 2026"),
+    ],
+)
+def test_a_range_is_described_in_words_for_the_chip(question: str, label: str) -> None:
+    date_range = interpret(question, now=NOW, zone=BERLIN).date_range
+    assert date_range is not None
+    assert describe(date_range, zone=BERLIN) == label
+
+
+def test_an_unknown_zone_name_falls_back_to_utc() -> None:
+    assert zone_named("Mars/Olympus_Mons") == UTC
+    assert zone_named("../../etc/passwd") == UTC
+    assert zone_named("Europe/Berlin") == BERLIN
+
+
+def test_every_weekday_means_the_most_recent_one_before_today() -> None:
+    names = ["monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"]
+    for number, name in enumerate(names):
+        date_range = interpret(f"on {name}", now=NOW, zone=BERLIN).date_range
+        assert date_range is not None and date_range.since is not None
+        found = date_range.since.date()
+        assert found.weekday() == number and date(2026, 4, 29) <= found < date(2026, 5, 6), name
