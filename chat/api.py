@@ -1,5 +1,5 @@
 from datetime import datetime
-from typing import Any
+from typing import Any, Literal
 
 from asgiref.sync import async_to_sync
 from django.conf import settings
@@ -7,6 +7,7 @@ from django.http import HttpRequest
 from ninja import Field, Query, Router, Schema
 
 from chat import selectors, services
+from ingestion.models import Source
 
 router = Router(tags=["chat"])
 
@@ -14,6 +15,11 @@ router = Router(tags=["chat"])
 class SearchQuery(Schema):
     q: str = Field(..., min_length=1, max_length=services.QUESTION_MAX_CHARS)
     k: int = Field(settings.SEARCH_DEFAULT_K, ge=1, le=settings.SEARCH_MAX_K)
+    # Explicit bounds replace the range the question names; values without an offset are read
+    # in the user's time zone.
+    since: datetime | None = None
+    until: datetime | None = None
+    kind: Source.Kind | None = None
 
 
 class SearchResultOut(Schema):
@@ -27,9 +33,15 @@ class SearchResultOut(Schema):
     anchor: dict[str, Any]
 
 
+class DateRangeOut(Schema):
+    since: datetime | None
+    until: datetime | None
+    clock: Literal["content", "upload"]
+
+
 class SearchOut(Schema):
-    mode: str
-    date_range: dict[str, datetime] | None
+    mode: Literal["semantic", "temporal", "hybrid"]
+    date_range: DateRangeOut | None
     results: list[SearchResultOut]
 
 
@@ -56,8 +68,16 @@ class AskOut(Schema):
 
 @router.get("/search", response=SearchOut)
 def search(request: HttpRequest, params: Query[SearchQuery]) -> dict[str, Any]:
-    hits = selectors.search(owner_id=request.user.pk, query=params.q, k=params.k)
-    return {"mode": "semantic", "date_range": None, "results": hits}
+    """Passages for `q`: by meaning, by the time it names ("what did I add last week?"), or both."""
+    retrieval = selectors.retrieve(
+        owner=request.user,
+        query=params.q,
+        k=params.k,
+        since=params.since,
+        until=params.until,
+        kind=params.kind.value if params.kind else None,
+    )
+    return {"mode": retrieval.mode, "date_range": retrieval.date_range, "results": retrieval.hits}
 
 
 @router.post("/ask", response=AskOut)

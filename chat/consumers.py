@@ -41,7 +41,11 @@ class ChatConsumer(AsyncJsonWebsocketConsumer):
         try:
             conversation_id = int(raw_id) if raw_id is not None else None
             events = services.answer_stream(
-                user=self.scope["user"], question=str(content.get("question", "")), conversation_id=conversation_id
+                user=self.scope["user"],
+                question=str(content.get("question", "")),
+                conversation_id=conversation_id,
+                # The × on a date chip: a form field arrives as a string, a script may send a boolean.
+                ignore_dates=content.get("ignore_dates") in (True, "true", "1", "on"),
             )
             async for event in events:
                 await self._send_event(event)

@@ -3,15 +3,20 @@ import re
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
+from zoneinfo import ZoneInfo
 
 from django.db import connection
 from django.db.models import QuerySet
 from django.shortcuts import get_object_or_404
+from django.utils import timezone
 
 from accounts.models import User
+from chat import temporal
 from chat.models import Conversation, Message
+from chat.temporal import DateRange, Mode
 from ingestion.embeddings import embed_texts
 from ingestion.models import SEARCH_CONFIG
+from secondbrain.errors import AppError
 
 # Reciprocal rank fusion constant (Cormack et al. 2009); 60 is their value, to be tuned on LoCoMo.
 RRF_K = 60
@@ -37,8 +42,8 @@ class Hit:
 _HYBRID_SQL = f"""
 WITH vec AS (
     SELECT id, row_number() OVER (ORDER BY distance) AS rnk FROM (
-        SELECT id, embedding <=> %(vector)s::vector AS distance
-        FROM ingestion_chunk WHERE owner_id = %(owner)s
+        SELECT c.id, c.embedding <=> %(vector)s::vector AS distance
+        FROM ingestion_chunk c WHERE {{filters}}
         ORDER BY distance LIMIT %(candidates)s
     ) nearest
 ),
@@ -46,7 +51,7 @@ fts AS (
     SELECT id, row_number() OVER (ORDER BY rank DESC, id) AS rnk, rank FROM (
         SELECT c.id, ts_rank_cd(c.search, q.query) AS rank
         FROM ingestion_chunk c, websearch_to_tsquery('{SEARCH_CONFIG}', %(words)s) AS q(query)
-        WHERE c.owner_id = %(owner)s AND c.search @@ q.query
+        WHERE {{filters}} AND c.search @@ q.query
         ORDER BY rank DESC LIMIT %(candidates)s
     ) matching
 ),
@@ -65,25 +70,142 @@ ORDER BY f.score DESC, c.occurred_at DESC, c.id
 LIMIT %(k)s
 """
 
+# Temporal-only questions ("what did I add last week?") list passages by time, newest first.
+_RECENT_SQL = """
+SELECT c.id, c.source_id, s.title, s.kind, c.text, 0.0, 0.0, 0.0, c.occurred_at, c.anchor
+FROM ingestion_chunk c JOIN ingestion_source s ON s.id = c.source_id
+WHERE {filters}
+ORDER BY {order}, c.ordinal, c.id
+LIMIT %(k)s
+"""
+
+
+def _filters(*, owner_id: int, date_range: DateRange | None, kind: str | None) -> tuple[str, dict[str, Any]]:
+    """The WHERE clause on `ingestion_chunk c` every search applies: always the owner, then time and kind."""
+    clauses = ["c.owner_id = %(owner)s"]
+    params: dict[str, Any] = {"owner": owner_id}
+    source_clauses = []
+    if kind:
+        source_clauses.append("kind = %(kind)s")
+        params["kind"] = kind
+    if date_range is not None:
+        # Content time is on the chunk (audio passages are offset into the recording); upload time on the source.
+        target, column = (source_clauses, "created_at") if date_range.clock == "upload" else (clauses, "c.occurred_at")
+        if date_range.since is not None:
+            target.append(f"{column} >= %(since)s")
+            params["since"] = date_range.since
+        if date_range.until is not None:
+            target.append(f"{column} < %(until)s")
+            params["until"] = date_range.until
+    if source_clauses:
+        clauses.append(
+            "c.source_id IN (SELECT id FROM ingestion_source WHERE owner_id = %(owner)s AND "
+            + " AND ".join(source_clauses)
+            + ")"
+        )
+    return " AND ".join(clauses), params
+
 
 def _any_word_query(text: str) -> str:
     """A websearch query matching any of the words: a question rarely repeats all of a note's words."""
     return " or ".join(_WORD.findall(text.lower())[:64])
 
 
-def search(*, owner_id: int, query: str, k: int) -> list[Hit]:
-    """The owner's `k` passages best matching `query`: vector and full-text ranks fused by RRF, one SQL statement."""
-    vector = embed_texts([query])[0]
-    params = {
-        "owner": owner_id,
+def search(
+    *,
+    owner_id: int,
+    query: str,
+    k: int,
+    date_range: DateRange | None = None,
+    kind: str | None = None,
+    vector: list[float] | None = None,
+) -> list[Hit]:
+    """The owner's `k` passages best matching `query`: vector and full-text ranks fused by RRF, one SQL statement.
+
+    `vector` is the query's embedding when the caller has it already (benchmarks with synthetic vectors).
+    """
+    if vector is None:
+        vector = list(embed_texts([query])[0])
+    filters, params = _filters(owner_id=owner_id, date_range=date_range, kind=kind)
+    params |= {
         "vector": "[" + ",".join(f"{value:.7g}" for value in vector) + "]",
         "words": _any_word_query(query),
         "candidates": max(k * CANDIDATES_PER_RESULT, 20),
         "rrf_k": RRF_K,
         "k": k,
     }
+    return _hits(_HYBRID_SQL.format(filters=filters), params)
+
+
+def recent(*, owner_id: int, k: int, date_range: DateRange | None = None, kind: str | None = None) -> list[Hit]:
+    """The owner's passages in the range, newest first on the range's clock: no text to match, only time."""
+    filters, params = _filters(owner_id=owner_id, date_range=date_range, kind=kind)
+    order = "s.created_at DESC" if date_range is not None and date_range.clock == "upload" else "c.occurred_at DESC"
+    return _hits(_RECENT_SQL.format(filters=filters, order=order), params | {"k": k})
+
+
+@dataclass(frozen=True)
+class Retrieval:
+    """How `retrieve` read a question and what it found.
+
+    `query` is the text that was searched (the question without its time words; empty when the
+    question only lists by time) and `label` the range in words, in the owner's zone.
+    """
+
+    mode: Mode
+    date_range: DateRange | None
+    hits: list[Hit]
+    query: str = ""
+    label: str = ""
+
+
+def retrieve(
+    *,
+    owner: User,
+    query: str,
+    k: int,
+    since: datetime | None = None,
+    until: datetime | None = None,
+    kind: str | None = None,
+    now: datetime | None = None,
+    ignore_dates: bool = False,
+) -> Retrieval:
+    """The owner's passages for a question, read in their time zone: by time, by meaning, or both.
+
+    An explicit `since` / `until` (naive values are read in the owner's zone) replaces the range the
+    question names; `ignore_dates` searches the whole question as if it named no time at all.
+    """
+    zone = temporal.zone_named(owner.time_zone)
+    if ignore_dates:
+        meaning = temporal.Interpretation(mode="semantic", date_range=None, topic=query.strip())
+    else:
+        meaning = temporal.interpret(query, now=now or timezone.now(), zone=zone)
+    date_range = meaning.date_range
+    if since is not None or until is not None:
+        clock = date_range.clock if date_range is not None else temporal.clock_of(query)
+        date_range = DateRange(since=_in_zone(since, zone), until=_in_zone(until, zone), clock=clock)
+        if date_range.since is not None and date_range.until is not None and date_range.since >= date_range.until:
+            raise AppError("invalid_range", "The start of the range must come before its end.", status=422)
+    if date_range is None:
+        hits = search(owner_id=owner.pk, query=query, k=k, kind=kind)
+        return Retrieval(mode="semantic", date_range=None, hits=hits, query=query)
+    label = temporal.describe(date_range, zone=zone)
+    if not temporal.is_topical(meaning.topic):
+        hits = recent(owner_id=owner.pk, k=k, date_range=date_range, kind=kind)
+        return Retrieval(mode="temporal", date_range=date_range, hits=hits, label=label)
+    hits = search(owner_id=owner.pk, query=meaning.topic, k=k, date_range=date_range, kind=kind)
+    return Retrieval(mode="hybrid", date_range=date_range, hits=hits, query=meaning.topic, label=label)
+
+
+def _in_zone(value: datetime | None, zone: ZoneInfo) -> datetime | None:
+    if value is None or timezone.is_aware(value):
+        return value
+    return value.replace(tzinfo=zone)
+
+
+def _hits(sql: str, params: dict[str, Any]) -> list[Hit]:
     with connection.cursor() as cursor:
-        cursor.execute(_HYBRID_SQL, params)
+        cursor.execute(sql, params)
         rows = cursor.fetchall()
     return [
         Hit(

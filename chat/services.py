@@ -17,7 +17,7 @@ from django.utils import timezone
 from accounts.models import User
 from chat import grounding, llm, selectors
 from chat.models import Citation, Conversation, Message
-from chat.selectors import Hit
+from chat.selectors import Hit, Retrieval
 from ingestion.models import anchor_label
 from secondbrain.errors import AppError
 
@@ -40,13 +40,21 @@ class _Turn:
     question: Message
     started: float = field(default_factory=time.perf_counter)
     timings: dict[str, float] = field(default_factory=dict)
+    retrieval: Retrieval | None = None
 
     def mark(self, name: str) -> None:
         self.timings[name] = round(time.perf_counter() - self.started, 3)
 
 
-async def answer_stream(*, user: User, question: str, conversation_id: int | None = None) -> AsyncIterator[Event]:
-    """Yield `start`, `stage`…, `token`…, then `citations` and `done` — or `error` and `done`."""
+async def answer_stream(
+    *, user: User, question: str, conversation_id: int | None = None, ignore_dates: bool = False
+) -> AsyncIterator[Event]:
+    """Yield `start`, `stage`…, `token`…, then `citations` and `done` — or `error` and `done`.
+
+    The `found` stage carries the retrieval `mode` and the `date_range` the question was read as
+    (with its `label`), so a page can show and undo it; `ignore_dates` answers as if the question
+    named no time.
+    """
     question = question.strip()
     if not question:
         raise AppError("empty_question", "Ask a question first.", status=422)
@@ -62,17 +70,26 @@ async def answer_stream(*, user: User, question: str, conversation_id: int | Non
         "question": question,
     }
     yield {"type": "stage", "stage": "searching", "text": "Searching your notes…"}
-    hits = await sync_to_async(selectors.search)(owner_id=user.pk, query=question, k=settings.ANSWER_CONTEXT_PASSAGES)
+    turn.retrieval = await sync_to_async(selectors.retrieve)(
+        owner=user, query=question, k=settings.ANSWER_CONTEXT_PASSAGES, ignore_dates=ignore_dates
+    )
     turn.mark("search")
-    relevant = [hit for hit in hits if hit.similarity >= settings.RELEVANCE_MIN_SIMILARITY]
+    hits = turn.retrieval.hits
+    relevant = _relevant(turn.retrieval)
+    yield {
+        "type": "stage",
+        "stage": "found",
+        "text": _found_text(relevant),
+        "mode": turn.retrieval.mode,
+        "date_range": _range_payload(turn.retrieval),
+    }
     if not relevant:
         message = await sync_to_async(_answer_store)(turn=turn, text=ABSTAIN_TEXT, hits=hits, used=[], abstained=True)
         yield {"type": "token", "text": ABSTAIN_TEXT}
         yield _done(message, [])
         return
-    yield {"type": "stage", "stage": "found", "text": _found_text(relevant)}
     history = await sync_to_async(_history)(turn=turn)
-    prompt = _prompt(question=question, hits=relevant, history=history)
+    prompt = _prompt(question=question, hits=relevant, history=history, range_label=turn.retrieval.label)
     yield {"type": "stage", "stage": "writing", "text": "Writing…"}
     parts: list[str] = []
     try:
@@ -120,7 +137,33 @@ def _done(message: Message, citations: list[dict[str, Any]]) -> Event:
     }
 
 
+def _relevant(retrieval: Retrieval) -> list[Hit]:
+    """The hits worth showing the model.
+
+    A listing by time has no similarity to gate on (its hits score 0): being in the range is what
+    makes a passage relevant there.
+    """
+    if retrieval.mode == "temporal":
+        return retrieval.hits
+    return [hit for hit in retrieval.hits if hit.similarity >= settings.RELEVANCE_MIN_SIMILARITY]
+
+
+def _range_payload(retrieval: Retrieval) -> dict[str, Any] | None:
+    """The range a question was read as, JSON-ready: for the page's chip and the message trace."""
+    if retrieval.date_range is None:
+        return None
+    since, until = retrieval.date_range.since, retrieval.date_range.until
+    return {
+        "since": since.isoformat() if since else None,
+        "until": until.isoformat() if until else None,
+        "clock": retrieval.date_range.clock,
+        "label": retrieval.label,
+    }
+
+
 def _found_text(hits: list[Hit]) -> str:
+    if not hits:
+        return "Found nothing relevant"
     sources = len({hit.source_id for hit in hits})
     passages = "passage" if len(hits) == 1 else "passages"
     return f"Found {len(hits)} {passages} in {sources} source{'' if sources == 1 else 's'}"
@@ -154,14 +197,16 @@ def _history(*, turn: _Turn) -> list[str]:
     return list(reversed(list(earlier)))
 
 
-def _prompt(*, question: str, hits: list[Hit], history: list[str]) -> list[dict[str, str]]:
+def _prompt(*, question: str, hits: list[Hit], history: list[str], range_label: str = "") -> list[dict[str, str]]:
     sources = "\n\n".join(
         f"[{number}] {_source_header(hit)}\n{hit.text}" for number, hit in enumerate(hits, start=1)
     )
     earlier = "".join(f"Earlier question: {text}\n" for text in history)
+    # The model cannot know what "last week" was; it is told the dates the sources were chosen from.
+    when = f"The sources were chosen for this time: {range_label}.\n" if range_label else ""
     return [
         {"role": "system", "content": SYSTEM_PROMPT},
-        {"role": "user", "content": f"Sources:\n\n{sources}\n\n{earlier}Question: {question}"},
+        {"role": "user", "content": f"Sources:\n\n{sources}\n\n{earlier}{when}Question: {question}"},
     ]
 
 
@@ -220,8 +265,12 @@ def _answer_fail(*, turn: _Turn, text: str, code: str, hits: list[Hit]) -> Messa
 
 
 def _trace(turn: _Turn, hits: list[Hit]) -> dict[str, Any]:
+    retrieval = turn.retrieval
     return {
-        "mode": "semantic",
+        "question": turn.question.content,
+        "mode": retrieval.mode if retrieval else "semantic",
+        "date_range": _range_payload(retrieval) if retrieval else None,
+        "query": retrieval.query if retrieval else "",
         "timings": turn.timings,
         "passages": [
             {"chunk_id": hit.chunk_id, "score": round(hit.score, 5), "similarity": round(hit.similarity, 4)}

@@ -1,0 +1,177 @@
+"""`GET /api/search` with time in the question: only the notes in the range, read in the user's zone.
+
+Dates are relative to the real clock (the API reads "now" itself): each note is placed at a local
+time a few days back, and the expected range is computed the same way the parser is specified.
+"""
+
+from datetime import date, datetime, time, timedelta
+from zoneinfo import ZoneInfo
+
+import pytest
+from django.utils import timezone
+
+from accounts.models import User
+from ingestion.models import Source
+from ingestion.pipeline import job_process
+from ingestion.services import note_create
+from tests.factories import ApiClient, assert_error
+
+pytestmark = pytest.mark.django_db
+BERLIN = ZoneInfo("Europe/Berlin")
+
+
+def today() -> date:
+    return timezone.now().astimezone(BERLIN).date()
+
+
+def local(day: date, hour: int = 12, minute: int = 0) -> datetime:
+    return datetime.combine(day, time(hour, minute), tzinfo=BERLIN)
+
+
+def add_note(owner: User, text: str, occurred_at: datetime, created_at: datetime | None = None) -> int:
+    """A processed note (chunks and embeddings stored); `created_at` backdates its upload."""
+    job = note_create(owner=owner, title=text.split(".")[0], text=text, occurred_at=occurred_at)
+    job_process(job_id=job.pk)
+    if created_at is not None:
+        Source.objects.filter(pk=job.source_id).update(created_at=created_at)
+    return job.source_id
+
+
+@pytest.fixture
+def berliner(user: User) -> User:
+    user.time_zone = "Europe/Berlin"
+    user.save(update_fields=["time_zone"])
+    return user
+
+
+def source_ids(response: object) -> list[int]:
+    return [result["source_id"] for result in response.json()["results"]]  # type: ignore[attr-defined]
+
+
+def test_a_content_question_lists_what_happened_that_local_day_newest_first(berliner: User, api: ApiClient) -> None:
+    yesterday = today() - timedelta(days=1)
+    # 00:30 in Berlin is still the day before in UTC: only the local reading puts it in "yesterday".
+    just_after_midnight = add_note(berliner, "Zebra crossing repainted.", local(yesterday, 0, 30))
+    evening = add_note(berliner, "Quartz clock wound.", local(yesterday, 21))
+    add_note(berliner, "Lantern fixed.", local(yesterday - timedelta(days=1), 23, 30))
+    add_note(berliner, "Kettle descaled.", local(today(), 0, 0))
+
+    response = api.get("/search", q="What happened yesterday?")
+
+    assert response.status_code == 200, response.content
+    body = response.json()
+    assert body["mode"] == "temporal"
+    assert body["date_range"]["clock"] == "content"
+    assert datetime.fromisoformat(body["date_range"]["since"]) == local(yesterday, 0)
+    assert datetime.fromisoformat(body["date_range"]["until"]) == local(today(), 0)
+    assert source_ids(response) == [evening, just_after_midnight]
+    assert all(result["score"] == 0 for result in body["results"])
+
+
+def test_an_upload_question_uses_when_the_source_was_added(berliner: User, api: ApiClient) -> None:
+    long_ago = datetime(2020, 6, 1, 12, tzinfo=BERLIN)
+    yesterday = today() - timedelta(days=1)
+    added_yesterday = add_note(berliner, "Passport renewal form.", long_ago, created_at=local(yesterday, 9))
+    add_note(berliner, "Old tax letter.", long_ago, created_at=local(yesterday - timedelta(days=40), 9))
+    happened_yesterday = add_note(
+        berliner, "Walked along the river.", local(yesterday, 15), created_at=local(today(), 0, 1)
+    )
+
+    uploads = api.get("/search", q="What did I upload yesterday?")
+    events = api.get("/search", q="What happened yesterday?")
+
+    assert uploads.json()["mode"] == "temporal"
+    assert uploads.json()["date_range"]["clock"] == "upload"
+    assert source_ids(uploads) == [added_yesterday]
+    assert events.json()["date_range"]["clock"] == "content"
+    assert source_ids(events) == [happened_yesterday]
+
+
+def test_a_question_with_a_topic_and_a_time_searches_the_topic_within_the_range(
+    berliner: User, api: ApiClient
+) -> None:
+    this_monday = today() - timedelta(days=today().weekday())
+    last_week = this_monday - timedelta(days=4)
+    roof_last_week = add_note(berliner, "The roofer will replace the broken roof tiles.", local(last_week))
+    add_note(berliner, "Tomatoes planted in the raised bed.", local(last_week, 14))
+    roof_before = add_note(
+        berliner, "Roof tiles quote from the roofer: 900 euros.", local(last_week - timedelta(days=7))
+    )
+
+    response = api.get("/search", q="What did I note about the roof tiles last week?")
+
+    body = response.json()
+    assert body["mode"] == "hybrid"
+    assert datetime.fromisoformat(body["date_range"]["since"]) == local(this_monday - timedelta(days=7), 0)
+    assert source_ids(response)[0] == roof_last_week
+    assert roof_before not in source_ids(response)
+
+
+def test_a_listing_by_time_needs_no_matching_words(berliner: User, api: ApiClient) -> None:
+    days = [today() - timedelta(days=n) for n in (1, 2, 3)]
+    words = ["alpha", "beta", "gamma"]
+    newest_first = [add_note(berliner, f"Entry {word}.", local(day)) for word, day in zip(words, days, strict=True)]
+    add_note(berliner, "Entry delta.", local(today() - timedelta(days=40)))
+
+    response = api.get("/search", q="what did I do in the past 3 days")
+
+    assert response.json()["mode"] == "temporal"
+    assert source_ids(response) == newest_first
+
+
+def test_another_users_notes_in_the_same_range_never_appear(
+    berliner: User, other_user: User, api: ApiClient, other_api: ApiClient
+) -> None:
+    yesterday = today() - timedelta(days=1)
+    mine = add_note(berliner, "Dentist appointment moved.", local(yesterday))
+    theirs = add_note(other_user, "Dentist appointment moved, secretly.", local(yesterday))
+
+    questions = ["What happened yesterday?", "What did I add yesterday?", "dentist appointment yesterday", "dentist"]
+    for question in questions:
+        assert theirs not in source_ids(api.get("/search", q=question)), question
+        assert mine not in source_ids(other_api.get("/search", q=question)), question
+    assert source_ids(api.get("/search", q="What happened yesterday?")) == [mine]
+
+
+def test_a_question_without_time_is_semantic_with_no_range(berliner: User, api: ApiClient) -> None:
+    note = add_note(berliner, "The garden hose leaks at the tap.", local(today() - timedelta(days=300)))
+    body = api.get("/search", q="garden hose leak").json()
+    assert (body["mode"], body["date_range"]) == ("semantic", None)
+    assert body["results"][0]["source_id"] == note
+
+
+def test_explicit_since_and_until_replace_the_range_the_question_names(berliner: User, api: ApiClient) -> None:
+    add_note(berliner, "Boiler serviced.", local(date(2025, 3, 10)))
+    in_april = add_note(berliner, "Boiler pressure topped up.", local(date(2025, 4, 10)))
+
+    # Naive bounds are read in the user's zone.
+    body = api.get("/search", q="boiler in March", since="2025-04-01T00:00:00", until="2025-05-01T00:00:00").json()
+
+    assert body["mode"] == "hybrid"
+    assert body["date_range"] == {
+        "since": "2025-04-01T00:00:00+02:00",
+        "until": "2025-05-01T00:00:00+02:00",
+        "clock": "content",
+    }
+    assert [result["source_id"] for result in body["results"]] == [in_april]
+
+
+def test_kind_filters_results_and_a_bad_kind_is_refused(berliner: User, api: ApiClient) -> None:
+    add_note(berliner, "Bicycle chain oiled.", local(today() - timedelta(days=1)))
+    assert api.get("/search", q="bicycle chain", kind="pdf").json()["results"] == []
+    assert len(api.get("/search", q="bicycle chain", kind="note").json()["results"]) == 1
+    assert_error(api.get("/search", q="bicycle chain", kind="spreadsheet"), 422, "invalid_request")
+
+
+def test_a_range_that_ends_before_it_starts_is_refused(api: ApiClient) -> None:
+    response = api.get("/search", q="anything", since="2025-05-01T00:00:00Z", until="2025-04-01T00:00:00Z")
+    assert_error(response, 422, "invalid_range")
+
+
+def test_an_unknown_stored_zone_reads_questions_in_utc(user: User, api: ApiClient) -> None:
+    User.objects.filter(pk=user.pk).update(time_zone="Mars/Olympus_Mons")
+    body = api.get("/search", q="what happened yesterday").json()
+    utc_yesterday = timezone.now().date() - timedelta(days=1)
+    assert datetime.fromisoformat(body["date_range"]["since"]) == datetime.combine(
+        utc_yesterday, time.min, tzinfo=ZoneInfo("UTC")
+    )
