@@ -1,5 +1,7 @@
+import functools
 import hashlib
 import secrets
+import zoneinfo
 from datetime import timedelta
 
 from django.conf import settings
@@ -20,14 +22,27 @@ def _hash(raw: str) -> str:
     return hashlib.sha256(raw.encode()).hexdigest()
 
 
-def user_register(*, username: str, password: str) -> User:
-    """Create a user, enforcing the sign-up switch and Django's password validators."""
+@functools.cache  # the zone database does not change while the process runs, and listing it reads the disk
+def time_zone_names() -> list[str]:
+    """The IANA zone names a user may choose, sorted."""
+    return sorted(zoneinfo.available_timezones())
+
+
+def is_time_zone(name: str) -> bool:
+    return name in time_zone_names()
+
+
+def user_register(*, username: str, password: str, time_zone: str = "UTC") -> User:
+    """Create a user, enforcing the sign-up switch and Django's password validators.
+
+    `time_zone` comes from the sign-up page's browser; anything that is not a known zone becomes UTC.
+    """
     if not settings.SIGNUP_OPEN:
         raise AppError("signup_closed", "Sign-up is closed on this server.", status=403)
     username = username.strip()
     if not username:
         raise AppError("invalid_username", "Choose a user name.", status=422)
-    candidate = User(username=username)
+    candidate = User(username=username, time_zone=time_zone if is_time_zone(time_zone) else "UTC")
     try:
         User.username_validator(username)
         password_validation.validate_password(password, user=candidate)
@@ -40,6 +55,14 @@ def user_register(*, username: str, password: str) -> User:
     except IntegrityError:
         raise AppError("username_taken", "That user name is taken.", status=409) from None
     return candidate
+
+
+def user_time_zone_set(*, user: User, time_zone: str) -> None:
+    """Set the zone the user's questions are read in ("yesterday" starts at their midnight)."""
+    if not is_time_zone(time_zone):
+        raise AppError("invalid_time_zone", f"{time_zone!r} is not a time zone.", status=422)
+    user.time_zone = time_zone
+    user.save(update_fields=["time_zone"])
 
 
 def token_create(*, user: User, name: str = "") -> str:

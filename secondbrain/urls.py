@@ -1,12 +1,14 @@
 from django.contrib import admin
 from django.urls import include, path
 
+from accounts.views import settings_page
 from secondbrain.api import api
 
 urlpatterns = [
     path("admin/", admin.site.urls),
     path("api/", api.urls),
     path("accounts/", include("accounts.urls")),
+    path("settings/", settings_page, name="settings"),
     path("chat/", include("chat.urls")),
     path("", include("ingestion.urls")),
 ]

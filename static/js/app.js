@@ -31,3 +31,10 @@ document.addEventListener("DOMContentLoaded", () => {
   const target = location.hash && document.querySelector(location.hash);
   if (target && target.dataset.start) seekTo(target.dataset.start, false);
 });
+
+// Sign-up: the account's time zone starts as this browser's; the server checks it (UTC otherwise).
+document.addEventListener("DOMContentLoaded", () => {
+  let zone = "";
+  try { zone = Intl.DateTimeFormat().resolvedOptions().timeZone || ""; } catch { /* an old browser: UTC */ }
+  for (const input of document.querySelectorAll("input[data-browser-zone]")) input.value = zone;
+});
