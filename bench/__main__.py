@@ -1,13 +1,26 @@
-"""`python -m bench [name …]` — run benchmarks (all by default); `make bench` starts the services first."""
+"""`python -m bench [name [options]]` — run one benchmark with its options, or the default set.
+
+`make bench` starts the services first; `make bench BENCH_ARGS="locomo --limit 1"` passes arguments.
+"""
 
 import importlib
+import inspect
 import sys
 
-BENCHMARKS = ["ingestion"]
+DEFAULT = ["ingestion", "locomo"]
 
 
-def main(names: list[str]) -> None:
-    for name in names or BENCHMARKS:
+def main(argv: list[str]) -> None:
+    if argv:
+        module = importlib.import_module(f"bench.{argv[0]}")
+        if inspect.signature(module.main).parameters:
+            module.main(argv[1:])
+        elif argv[1:]:
+            sys.exit(f"bench.{argv[0]} takes no options")
+        else:
+            module.main()
+        return
+    for name in DEFAULT:
         importlib.import_module(f"bench.{name}").main()
 
 
