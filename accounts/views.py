@@ -6,6 +6,7 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 
 from accounts import services
+from accounts.models import User
 from accounts.forms import SignupForm, TimeZoneForm
 from secondbrain.errors import AppError
 
@@ -31,9 +32,11 @@ def signup(request: HttpRequest) -> HttpResponse:
 
 @login_required
 def settings_page(request: HttpRequest) -> HttpResponse:
-    form = TimeZoneForm(request.POST or None, initial={"time_zone": request.user.time_zone})
+    user = request.user
+    assert isinstance(user, User)  # login_required
+    form = TimeZoneForm(request.POST or None, initial={"time_zone": user.time_zone})
     if request.method == "POST" and form.is_valid():
-        services.user_time_zone_set(user=request.user, time_zone=form.cleaned_data["time_zone"])
+        services.user_time_zone_set(user=user, time_zone=form.cleaned_data["time_zone"])
         messages.success(request, f"Saved. Your questions are now read in {form.cleaned_data['time_zone']} time.")
         return redirect("settings")
     return render(request, "accounts/settings.html", {"form": form}, status=422 if form.errors else 200)
