@@ -21,7 +21,7 @@ from secondbrain.errors import AppError
 # Ranking parameters, chosen on LoCoMo (bench/locomo.py, figures in bench/RESULTS.md): BM25's k1 and b,
 # reciprocal rank fusion's k and the weights of the vector and full-text ranks, and the share of a
 # passage's score its next (`after`) and previous (`before`) neighbours receive.
-RANKING = {"k1": 1.2, "b": 0.75, "rrf_k": 60, "w_vec": 1.0, "w_fts": 1.0, "after": 0.0, "before": 0.0}
+RANKING = {"k1": 1.2, "b": 0.75, "rrf_k": 10, "w_vec": 1.0, "w_fts": 1.0, "after": 0.5, "before": 0.25}
 # Each ranker contributes this many candidates per requested result.
 CANDIDATES_PER_RESULT = 4
 _WORD = re.compile(r"\w+", re.UNICODE)

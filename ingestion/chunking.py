@@ -1,16 +1,22 @@
 """Structure-aware chunking of Markdown and plain text.
 
 A chunk never crosses a heading and never splits a fenced code block; paragraphs are packed
-together up to a word budget, an over-long paragraph is split between sentences, and an over-long
-sentence (a huge line with no punctuation) between words. Consecutive chunks of one section share
-their boundary sentence so a fact on the seam is found from either side.
+together up to a word budget, a paragraph longer than `PARAGRAPH_MAX_WORDS` is split between
+sentences, and an over-long sentence (a huge line with no punctuation) between words. Where a
+paragraph had to be split, consecutive chunks share the seam sentence so a fact there is found from
+either side; whole paragraphs are natural boundaries and are not repeated.
+
+The sizes were chosen on LoCoMo (bench/locomo.py): small chunks of whole paragraphs let a search
+return more distinct places within the same number of words — a 90-word budget with paragraphs kept
+whole up to 180 words beat 180-word chunks with a 40-word overlap (bench/RESULTS.md).
 """
 
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
-MAX_WORDS = 180
+MAX_WORDS = 90
+PARAGRAPH_MAX_WORDS = 180
 OVERLAP_WORDS = 40
 
 _HEADING = re.compile(r"^(#{1,6})\s+(.*?)\s*#*\s*$")
@@ -63,27 +69,38 @@ class _Packer:
         text = self.current[0][1] + "".join(separator + unit for separator, unit in self.current[1:])
         self.pieces.append(Piece(text=text.strip(), heading=self.heading))
         separator, last = self.current[-1]
-        # The seam sentence is repeated at the start of the next chunk (a sentence of a split
-        # paragraph whole, else the paragraph's last sentence).
-        keep = last if separator == " " else _last_sentence(last)
+        # Inside a split paragraph the seam sentence is repeated at the start of the next chunk.
+        keep = last if separator == " " else ""
         self.current = [("", keep)] if carry and keep and _count(keep) <= self.overlap_words else []
         self.words = sum(_count(unit) for _, unit in self.current)
         self.only_overlap = bool(self.current)
 
 
-def chunk_markdown(text: str, *, max_words: int = MAX_WORDS, overlap_words: int = OVERLAP_WORDS) -> list[Piece]:
-    return _chunk(_blocks(text, markdown=True), max_words, overlap_words)
+def chunk_markdown(
+    text: str,
+    *,
+    max_words: int = MAX_WORDS,
+    overlap_words: int = OVERLAP_WORDS,
+    paragraph_words: int = PARAGRAPH_MAX_WORDS,
+) -> list[Piece]:
+    return _chunk(_blocks(text, markdown=True), max_words, overlap_words, paragraph_words)
 
 
-def chunk_text(text: str, *, max_words: int = MAX_WORDS, overlap_words: int = OVERLAP_WORDS) -> list[Piece]:
+def chunk_text(
+    text: str,
+    *,
+    max_words: int = MAX_WORDS,
+    overlap_words: int = OVERLAP_WORDS,
+    paragraph_words: int = PARAGRAPH_MAX_WORDS,
+) -> list[Piece]:
     """Plain text (a PDF page): paragraphs and sentences only; a line starting with "#" is just text."""
-    return _chunk(_blocks(text, markdown=False), max_words, overlap_words)
+    return _chunk(_blocks(text, markdown=False), max_words, overlap_words, paragraph_words)
 
 
-def _chunk(blocks: Iterator["_Block"], max_words: int, overlap_words: int) -> list[Piece]:
+def _chunk(blocks: Iterator["_Block"], max_words: int, overlap_words: int, paragraph_words: int) -> list[Piece]:
     packer = _Packer(max_words=max_words, overlap_words=overlap_words)
     for block in blocks:
-        if block.is_code or _count(block.text) <= max_words:
+        if block.is_code or _count(block.text) <= max(max_words, paragraph_words):
             packer.add(block.text, block.heading)
             continue
         for index, unit in enumerate(_split_long(block.text, max_words)):
@@ -132,11 +149,6 @@ def _split_long(text: str, max_words: int) -> Iterator[str]:
             continue
         for start in range(0, len(words), max_words):
             yield " ".join(words[start : start + max_words])
-
-
-def _last_sentence(text: str) -> str:
-    sentences = [part for part in _SENTENCE_END.split(text) if part.strip()]
-    return sentences[-1].strip() if len(sentences) > 1 else ""
 
 
 def _count(text: str) -> int:

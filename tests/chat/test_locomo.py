@@ -1,0 +1,49 @@
+"""Retrieval quality on LoCoMo, measured by the benchmark's own harness through the public API."""
+
+from typing import Any
+
+import pytest
+
+from bench import locomo
+
+
+def test_evidence_is_read_in_rank_order_within_the_word_budget() -> None:
+    passages = ["alpha beta gamma", "delta epsilon", "zeta eta theta"]
+    assert locomo.evidence_recall(passages, ["delta epsilon"], budget=5) == 1.0
+    # The second passage is cut at the budget: only half of the evidence fits.
+    assert locomo.evidence_recall(passages, ["delta epsilon", "zeta eta"], budget=5) == 0.5
+    assert locomo.evidence_recall(passages, ["delta   epsilon"], budget=4) == 0.0
+    assert locomo.evidence_recall(reversed(passages), ["alpha beta"], budget=7) == 1.0
+    assert locomo.evidence_recall(reversed(passages), ["alpha beta"], budget=6) == 0.0
+
+
+def test_sessions_become_dated_notes_and_questions_keep_their_evidence_text() -> None:
+    data = locomo.conversations()
+    assert [c.sample_id for c in data] == ["conv-26", "conv-30", "conv-41", "conv-42", "conv-43"]
+    first = data[0].sessions[0]
+    assert first.occurred_at.isoformat() == "2023-05-08T13:56:00+00:00"
+    assert first.text.startswith("# Caroline and Melanie, 1:56 pm on 8 May, 2023\n\nCaroline: Hey Mel!")
+    questions = [q for c in data for q in c.questions]
+    # 762 questions in categories 1-4; three cite only evidence ids that match no turn.
+    assert len(questions) == 759
+    assert {q.category for q in questions} == {1, 2, 3, 4}
+
+
+@pytest.mark.django_db(transaction=True)
+def test_locomo_dev_evidence_recall_through_the_api(celery_worker: None, settings: Any) -> None:
+    """The whole dev set: 5 users, 128 dated notes, 762 questions to /api/search (about 3 minutes)."""
+    lines: list[str] = []
+    results = locomo.evaluate(locomo.DjangoApi(), locomo.conversations(), with_references=False, log=lines.append)
+    locomo.report(results, log=lines.append)
+    print("\n".join(lines))
+    app = results["Second Brain"]
+    floors = {1: FLOORS["multi-hop"], 2: FLOORS["temporal"], 3: FLOORS["open-domain"], 4: FLOORS["single-hop"]}
+    assert app.overall() >= FLOORS["overall"], lines
+    assert all(app.category(c) >= floor for c, floor in floors.items()), lines
+
+
+# What the app reached when this test was written (bench/RESULTS.md: 0.889 overall, multi-hop 0.688,
+# temporal 0.927, open-domain 0.646, single-hop 0.968), less a small margin: a change to chunking or
+# ranking that loses recall fails here. The issue's targets (0.92 / 0.75 / 0.95 / 0.70 / 0.97) are not
+# all reached yet.
+FLOORS = {"overall": 0.87, "multi-hop": 0.66, "temporal": 0.90, "open-domain": 0.62, "single-hop": 0.95}
