@@ -3,7 +3,7 @@ from typing import Any, Literal
 
 from asgiref.sync import async_to_sync
 from django.conf import settings
-from django.http import HttpRequest
+from django.http import HttpRequest, StreamingHttpResponse
 from ninja import Field, Query, Router, Schema
 
 from chat import selectors, services
@@ -81,7 +81,18 @@ def search(request: HttpRequest, params: Query[SearchQuery]) -> dict[str, Any]:
 
 
 @router.post("/ask", response=AskOut)
-def ask(request: HttpRequest, payload: AskIn) -> dict[str, Any]:
-    return async_to_sync(services.answer_collect)(
-        user=request.user, question=payload.question, conversation_id=payload.conversation_id
-    )
+def ask(request: HttpRequest, payload: AskIn) -> Any:
+    """The answer as one JSON object, or with `Accept: text/event-stream` the websocket's events as SSE."""
+    question = services.question_clean(payload.question)
+    if payload.conversation_id is not None:  # another user's conversation is a 404 before anything streams
+        selectors.conversation_get(owner=request.user, conversation_id=payload.conversation_id)
+    user = request.user
+    user.pk  # noqa: B018 — resolve the lazy user here: the stream runs where the ORM must not be called directly
+    arguments = {"user": user, "question": question, "conversation_id": payload.conversation_id}
+    if "text/event-stream" in request.headers.get("Accept", ""):
+        return StreamingHttpResponse(
+            services.answer_sse(**arguments),
+            content_type="text/event-stream",
+            headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
+        )
+    return async_to_sync(services.answer_collect)(**arguments)

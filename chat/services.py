@@ -4,6 +4,7 @@
 `answer_collect` (behind `POST /api/ask`) gathers them into one JSON answer.
 """
 
+import json
 import time
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
@@ -11,6 +12,7 @@ from typing import Any
 
 from asgiref.sync import sync_to_async
 from django.conf import settings
+from django.core.serializers.json import DjangoJSONEncoder
 from django.db import transaction
 from django.utils import timezone
 
@@ -55,11 +57,7 @@ async def answer_stream(
     (with its `label`), so a page can show and undo it; `ignore_dates` answers as if the question
     named no time.
     """
-    question = question.strip()
-    if not question:
-        raise AppError("empty_question", "Ask a question first.", status=422)
-    if len(question) > QUESTION_MAX_CHARS:
-        raise AppError("question_too_long", f"Questions are limited to {QUESTION_MAX_CHARS} characters.", status=422)
+    question = question_clean(question)
     turn = await sync_to_async(_turn_begin)(user=user, question=question, conversation_id=conversation_id)
     yield {
         "type": "start",
@@ -110,6 +108,25 @@ async def answer_stream(
     citations = await sync_to_async(_citations_payload)(message=message)
     yield {"type": "citations", "message_id": message.pk, "citations": citations}
     yield _done(message, citations)
+
+
+def question_clean(question: str) -> str:
+    question = question.strip()
+    if not question:
+        raise AppError("empty_question", "Ask a question first.", status=422)
+    if len(question) > QUESTION_MAX_CHARS:
+        raise AppError("question_too_long", f"Questions are limited to {QUESTION_MAX_CHARS} characters.", status=422)
+    return question
+
+
+async def answer_sse(*, user: User, question: str, conversation_id: int | None = None) -> AsyncIterator[str]:
+    """`answer_stream` as Server-Sent Events: `event: <type>` and the event as JSON, one per message."""
+    try:
+        async for event in answer_stream(user=user, question=question, conversation_id=conversation_id):
+            yield f"event: {event['type']}\ndata: {json.dumps(event, cls=DjangoJSONEncoder)}\n\n"
+    except AppError as error:  # the status line is gone by now: the failure travels as an event
+        payload = {"type": "error", "code": error.code, "message": error.message}
+        yield f"event: error\ndata: {json.dumps(payload)}\n\n"
 
 
 async def answer_collect(*, user: User, question: str, conversation_id: int | None = None) -> dict[str, Any]:

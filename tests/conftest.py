@@ -1,13 +1,20 @@
+import os
+import socket
+import subprocess
+import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 from celery.contrib.testing.worker import start_worker
+from django.conf import settings
 from django.db import connection
 
 from accounts.models import User
 from tests.factories import ApiClient, make_user
+from tests.processes import free_port, test_database_url
 
 
 @pytest.fixture(scope="session")
@@ -59,3 +66,31 @@ def celery_worker(transactional_db: None) -> Iterator[None]:
             "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
             "WHERE datname = current_database() AND pid <> pg_backend_pid()"
         )
+
+
+@pytest.fixture
+def web_server(celery_worker: None, tmp_path: Path) -> Iterator[str]:
+    """daphne serving the real ASGI app (HTTP and websockets) on the test database."""
+    port = free_port()
+    env = {**os.environ, "DATABASE_URL": test_database_url(), "MEDIA_ROOT": str(settings.MEDIA_ROOT), "DB_CONN_MAX_AGE": "0"}
+    log = (tmp_path / "daphne.log").open("w")
+    server = subprocess.Popen(
+        [sys.executable, "-m", "daphne", "-b", "127.0.0.1", "-p", str(port), "secondbrain.asgi:application"],
+        cwd=settings.BASE_DIR,
+        env=env,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+    )
+    deadline = time.monotonic() + 60
+    while True:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=1).close()
+            break
+        except OSError:
+            if server.poll() is not None or time.monotonic() > deadline:
+                raise RuntimeError((tmp_path / "daphne.log").read_text()) from None
+            time.sleep(0.2)
+    yield f"http://127.0.0.1:{port}"
+    server.terminate()
+    server.wait(timeout=20)
+    log.close()
