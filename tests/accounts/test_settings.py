@@ -69,3 +69,16 @@ def test_sign_up_falls_back_to_utc_for_a_missing_or_unknown_zone(zone: str) -> N
         "/accounts/signup/", {"username": "erin", "password": PASSWORD, "password_again": PASSWORD, "time_zone": zone}
     )
     assert User.objects.get(username="erin").time_zone == "UTC"
+
+
+def test_pages_show_times_in_the_chosen_zone(user: User) -> None:
+    from datetime import UTC, datetime
+
+    from ingestion import services
+
+    when = datetime(2026, 3, 1, 23, 30, tzinfo=UTC)
+    services.note_create(owner=user, title="Night shift", text="Logged at the depot.", occurred_at=when)
+    client = signed_in(user)
+    assert "1 Mar 2026, 23:30" in client.get("/").content.decode()
+    User.objects.filter(pk=user.pk).update(time_zone="Asia/Tokyo")
+    assert "2 Mar 2026, 08:30" in client.get("/").content.decode()
