@@ -6,6 +6,7 @@
 
 import json
 import time
+from datetime import UTC, tzinfo
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -17,7 +18,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from accounts.models import User
-from chat import grounding, llm, selectors
+from chat import grounding, llm, selectors, temporal
 from chat.models import Citation, Conversation, Message
 from chat.selectors import Hit, Retrieval
 from ingestion.models import anchor_label
@@ -87,7 +88,13 @@ async def answer_stream(
         yield _done(message, [])
         return
     history = await sync_to_async(_history)(turn=turn)
-    prompt = _prompt(question=question, hits=relevant, history=history, range_label=turn.retrieval.label)
+    prompt = _prompt(
+        question=question,
+        hits=relevant,
+        history=history,
+        range_label=turn.retrieval.label,
+        zone=temporal.zone_named(user.time_zone),
+    )
     yield {"type": "stage", "stage": "writing", "text": "Writing…"}
     parts: list[str] = []
     try:
@@ -214,9 +221,11 @@ def _history(*, turn: _Turn) -> list[str]:
     return list(reversed(list(earlier)))
 
 
-def _prompt(*, question: str, hits: list[Hit], history: list[str], range_label: str = "") -> list[dict[str, str]]:
+def _prompt(
+    *, question: str, hits: list[Hit], history: list[str], range_label: str = "", zone: tzinfo = UTC
+) -> list[dict[str, str]]:
     sources = "\n\n".join(
-        f"[{number}] {_source_header(hit)}\n{hit.text}" for number, hit in enumerate(hits, start=1)
+        f"[{number}] {_source_header(hit, zone)}\n{hit.text}" for number, hit in enumerate(hits, start=1)
     )
     earlier = "".join(f"Earlier question: {text}\n" for text in history)
     # The model cannot know what "last week" was; it is told the dates the sources were chosen from.
@@ -227,9 +236,10 @@ def _prompt(*, question: str, hits: list[Hit], history: list[str], range_label: 
     ]
 
 
-def _source_header(hit: Hit) -> str:
+def _source_header(hit: Hit, zone: tzinfo) -> str:
+    """Title, date in the person's zone (a note written late on the 3rd is the 3rd, not the 4th UTC), anchor."""
     where = anchor_label(hit.anchor)
-    return f"{hit.source_title} ({hit.occurred_at:%Y-%m-%d}{', ' + where if where else ''})"
+    return f"{hit.source_title} ({hit.occurred_at.astimezone(zone):%Y-%m-%d}{', ' + where if where else ''})"
 
 
 def _finish(*, answer: str, hits: list[Hit]) -> tuple[str, list[int], bool]:
