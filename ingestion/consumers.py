@@ -1,8 +1,11 @@
+from datetime import UTC, datetime, tzinfo
 from typing import Any
 
 from channels.generic.websocket import AsyncWebsocketConsumer
 from django.template.loader import render_to_string
+from django.utils import timezone
 
+from chat.temporal import zone_named
 from ingestion.services import jobs_group
 
 
@@ -10,6 +13,7 @@ class JobsConsumer(AsyncWebsocketConsumer):
     """Relays the owner's job progress, sent by the worker through the channel layer, as HTML."""
 
     group = ""
+    zone: tzinfo = UTC
 
     async def connect(self) -> None:
         user = self.scope.get("user")
@@ -17,6 +21,7 @@ class JobsConsumer(AsyncWebsocketConsumer):
             await self.close(code=4401)
             return
         self.group = jobs_group(user.pk)
+        self.zone = zone_named(user.time_zone)
         await self.channel_layer.group_add(self.group, self.channel_name)
         await self.accept()
 
@@ -25,5 +30,9 @@ class JobsConsumer(AsyncWebsocketConsumer):
             await self.channel_layer.group_discard(self.group, self.channel_name)
 
     async def job_update(self, event: dict[str, Any]) -> None:
-        html = render_to_string("ingestion/home.html#job-status", {"job": event["job"], "oob": True})
+        job = dict(event["job"])
+        if "occurred_at" in job:
+            job["occurred_at"] = datetime.fromisoformat(job["occurred_at"])
+        with timezone.override(self.zone):
+            html = render_to_string("ingestion/home.html#job-status", {"job": job, "oob": True})
         await self.send(text_data=html)

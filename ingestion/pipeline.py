@@ -271,4 +271,7 @@ def _finish(job: Job, **fields: Any) -> None:
         setattr(job, name, value)
     if job.status == Job.Status.FAILED:
         Source.objects.filter(pk=job.source_id).update(status=Source.Status.FAILED)
-    notify(job, job.source.title)
+        notify(job, job.source.title)
+    else:
+        source = Source.objects.get(pk=job.source_id)  # its date may now come from the file
+        notify(job, source.title, source)

@@ -195,9 +195,14 @@ def _task_send(job: Job) -> None:
     process_job.apply_async(args=[job.pk], queue=queue)
 
 
-def job_event(job: Job, title: str) -> dict[str, Any]:
-    """The job as the browser sees it; also the payload of the channel-layer message."""
-    return {
+def job_event(job: Job, title: str, source: Source | None = None) -> dict[str, Any]:
+    """The job as the browser sees it; also the payload of the channel-layer message.
+
+    With `source` (once processing is done) it also carries the source's kind and its date, which
+    processing may have taken from the file (PDF metadata, audio tags), so the page can show it.
+    """
+    facts = {"kind_label": source.get_kind_display(), "occurred_at": source.occurred_at.isoformat()} if source else {}
+    return facts | {
         "id": job.pk,
         "source_id": job.source_id,
         "title": title,
@@ -210,9 +215,9 @@ def job_event(job: Job, title: str) -> dict[str, Any]:
     }
 
 
-def notify(job: Job, title: str) -> None:
+def notify(job: Job, title: str, source: Source | None = None) -> None:
     """Tell the owner's open pages about the job, once the change is committed."""
-    message = {"type": "job.update", "job": job_event(job, title)}
+    message = {"type": "job.update", "job": job_event(job, title, source)}
     group = jobs_group(job.owner_id)
 
     def send() -> None:

@@ -55,6 +55,9 @@ def test_dropping_the_shared_pdfs_and_recordings(web_server: str, browser_page: 
         row = rows.filter(has_text=path.stem)
         expect(row.locator(".job")).to_have_attribute("data-status", "done", timeout=300_000)
         expect(row).to_contain_text("Ready")
+    # Dates taken from the files replace the upload time in the list as soon as each is processed.
+    expect(rows.filter(has_text="academic_lecture_notes")).to_contain_text("PDF · 31 Dec 2016, 17:43")
+    expect(rows.filter(has_text="table_nics")).to_contain_text("PDF · 12 Dec 2015, 18:49")
     page.screenshot(path=SCREENSHOTS / "dropped.png", full_page=True)
 
     # The passages are searchable, with their page and time anchors.
