@@ -3,8 +3,6 @@ from collections.abc import Callable
 from django.http import HttpRequest, HttpResponse
 from django.utils import timezone
 
-from chat.temporal import zone_named
-
 
 class UserTimeZoneMiddleware:
     """Pages show times in the signed-in person's zone (chosen under Settings); UTC otherwise."""
@@ -15,7 +13,7 @@ class UserTimeZoneMiddleware:
     def __call__(self, request: HttpRequest) -> HttpResponse:
         user = getattr(request, "user", None)
         if user is not None and user.is_authenticated:
-            timezone.activate(zone_named(user.time_zone))
+            timezone.activate(user.zone)
         else:
             timezone.deactivate()
         try:

@@ -1,10 +1,27 @@
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
 from django.conf import settings
 from django.contrib.auth.models import AbstractUser
 from django.db import models
 
+UTC = ZoneInfo("UTC")
+
+
+def zone_named(name: str) -> ZoneInfo:
+    """The zone called `name`, or UTC when there is no such zone (a stale or hand-edited value)."""
+    try:
+        return ZoneInfo(name)
+    except (ZoneInfoNotFoundError, ValueError):
+        return UTC
+
 
 class User(AbstractUser):
     time_zone = models.CharField(max_length=64, default="UTC")
+
+    @property
+    def zone(self) -> ZoneInfo:
+        """The zone the person reads and asks in: pages, questions, dates shown to the model."""
+        return zone_named(self.time_zone)
 
 
 class ApiToken(models.Model):

@@ -207,7 +207,7 @@ def retrieve(
     An explicit `since` / `until` (naive values are read in the owner's zone) replaces the range the
     question names; `ignore_dates` searches the whole question as if it named no time at all.
     """
-    zone = temporal.zone_named(owner.time_zone)
+    zone = owner.zone
     if ignore_dates:
         meaning = temporal.Interpretation(mode="semantic", date_range=None, topic=query.strip())
     else:

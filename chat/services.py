@@ -6,8 +6,8 @@
 
 import json
 import time
-from datetime import UTC, tzinfo
 from collections.abc import AsyncIterator
+from datetime import UTC, tzinfo
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -18,7 +18,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from accounts.models import User
-from chat import grounding, llm, selectors, temporal
+from chat import grounding, llm, selectors
 from chat.models import Citation, Conversation, Message
 from chat.selectors import Hit, Retrieval
 from ingestion.models import anchor_label
@@ -93,7 +93,7 @@ async def answer_stream(
         hits=relevant,
         history=history,
         range_label=turn.retrieval.label,
-        zone=temporal.zone_named(user.time_zone),
+        zone=user.zone,
     )
     yield {"type": "stage", "stage": "writing", "text": "Writing…"}
     parts: list[str] = []

@@ -21,7 +21,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import date, datetime, time, timedelta
 from typing import Literal
-from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+from zoneinfo import ZoneInfo
 
 Clock = Literal["content", "upload"]
 Mode = Literal["semantic", "temporal", "hybrid"]
@@ -49,14 +49,6 @@ class Interpretation:
     date_range: DateRange | None
     topic: str
     phrase: str = ""
-
-
-def zone_named(name: str) -> ZoneInfo:
-    """The zone called `name`, or UTC when there is no such zone (a stale or hand-edited value)."""
-    try:
-        return ZoneInfo(name)
-    except (ZoneInfoNotFoundError, ValueError):
-        return UTC
 
 
 # --- Vocabulary ------------------------------------------------------------------------------------

@@ -5,7 +5,6 @@ from channels.generic.websocket import AsyncWebsocketConsumer
 from django.template.loader import render_to_string
 from django.utils import timezone
 
-from chat.temporal import zone_named
 from ingestion.services import jobs_group
 
 
@@ -21,7 +20,7 @@ class JobsConsumer(AsyncWebsocketConsumer):
             await self.close(code=4401)
             return
         self.group = jobs_group(user.pk)
-        self.zone = zone_named(user.time_zone)
+        self.zone = user.zone
         await self.channel_layer.group_add(self.group, self.channel_name)
         await self.accept()
 

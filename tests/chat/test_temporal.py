@@ -5,7 +5,8 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from chat.temporal import DateRange, describe, interpret, zone_named
+from accounts.models import zone_named
+from chat.temporal import DateRange, describe, interpret
 
 BERLIN = ZoneInfo("Europe/Berlin")
 LOS_ANGELES = ZoneInfo("America/Los_Angeles")
