@@ -1,8 +1,21 @@
+from collections.abc import Iterable
+from dataclasses import dataclass
+
 from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 
 from chat import selectors
+from chat.models import Message
+
+
+@dataclass(frozen=True)
+class Turn:
+    """A question and its answer (None when none was stored: stopped before the model wrote)."""
+
+    question: Message
+    answer: Message | None
+    last: bool
 
 
 @login_required
@@ -15,6 +28,18 @@ def chat(request: HttpRequest, conversation_id: int | None = None) -> HttpRespon
     context = {
         "conversations": selectors.conversations_of(owner=request.user)[:50],
         "conversation": conversation,
-        "messages": selectors.messages_of(conversation=conversation) if conversation else [],
+        "turns": turns_of(selectors.messages_of(conversation=conversation)) if conversation else [],
     }
     return render(request, "chat/chat.html", context)
+
+
+def turns_of(messages: Iterable[Message]) -> list[Turn]:
+    """Pair each question with the answer after it: the page keys a turn by its question's id, as
+    the socket's `start` event does, so a regenerated answer replaces the one shown."""
+    pairs: list[tuple[Message, Message | None]] = []
+    for message in messages:
+        if message.role == Message.Role.USER:
+            pairs.append((message, None))
+        elif pairs and pairs[-1][1] is None:
+            pairs[-1] = (pairs[-1][0], message)
+    return [Turn(question, answer, last=index == len(pairs) - 1) for index, (question, answer) in enumerate(pairs)]

@@ -1,21 +1,84 @@
-import re
+"""Answers as HTML: the model's Markdown rendered and sanitized, its `[n]` markers linked to their passages.
 
+Model output is hostile text (a note it read may hold anything), so the HTML is built by a Markdown
+parser with raw HTML off and then cleaned by an allow-list sanitizer: a `<script>`, an `onerror`
+attribute or a `javascript:` link never reaches the page as live HTML.
+"""
+
+import re
+from collections.abc import Iterable, Mapping
+from functools import cache
+from typing import Any
+
+import nh3
 from django import template
+from django.urls import reverse
 from django.utils.html import escape, format_html
 from django.utils.safestring import SafeString, mark_safe
+from markdown_it import MarkdownIt
+from markdown_it.token import Token
 
 register = template.Library()
 
-_MARKER = re.compile(r"\[(\d{1,3})\]")
+_MARKER = re.compile(r"(\s?)\[(\d{1,3})\]")
+_TAGS = {
+    *"p br strong em del code pre blockquote ul ol li a hr h1 h2 h3 h4 h5 h6".split(),
+    *"table thead tbody tr th td".split(),
+}
+_ATTRIBUTES = {"a": {"href", "class", "title"}, "ol": {"start"}}
+_URL_SCHEMES = {"http", "https", "mailto"}
 
 
 @register.filter
-def cite_links(text: str, turn: int) -> SafeString:
-    """Escape an answer and turn its `[n]` markers into links to the citation cards below it."""
+def cite_links(text: str, citations: Iterable[Any] | None = None) -> SafeString:
+    """Render an answer's Markdown safely; each `[n]` becomes a link to the passage its citation names.
 
-    def link(match: re.Match[str]) -> str:
-        number = match.group(1)
-        return str(format_html('<a class="cite" href="#cite-{}-{}">[{}]</a>', turn, number, number))
+    `citations` are Citation rows or the `citations` event's dicts. A marker with no citation is
+    dropped: it would point nowhere.
+    """
+    targets = {int(_field(citation, "marker")): citation for citation in citations or []}
+    html = _markdown().render(text or "", {"targets": targets})
+    return mark_safe(nh3.clean(html, tags=_TAGS, attributes=_ATTRIBUTES, url_schemes=_URL_SCHEMES))  # noqa: S308 — sanitized
 
-    paragraphs = [_MARKER.sub(link, str(escape(part))) for part in text.split("\n\n") if part.strip()]
-    return mark_safe("".join(f"<p>{part.replace(chr(10), '<br>')}</p>" for part in paragraphs))  # noqa: S308 — built from escaped text
+
+@register.filter
+def passage_url(item: Any) -> str:
+    """Where a citation or a nearest passage opens: its source's page, scrolled to the passage."""
+    source_id, chunk_id = _field(item, "source_id"), _field(item, "chunk_id")
+    if not source_id:
+        return ""
+    url = reverse("source_detail", args=[source_id])
+    return f"{url}#chunk-{chunk_id}" if chunk_id else url
+
+
+@cache
+def _markdown() -> MarkdownIt:
+    # CommonMark with tables and strikethrough, raw HTML off. Reference definitions are off too:
+    # "[1]: https://…" in an answer must not turn the citation markers into links elsewhere.
+    md = MarkdownIt("commonmark", {"html": False, "breaks": True}).enable(["table", "strikethrough"])
+    md.disable(["reference", "image"])
+    md.add_render_rule("text", _render_text)
+    return md
+
+
+def _render_text(self: Any, tokens: list[Token], idx: int, options: Any, env: Mapping[str, Any]) -> str:
+    """Text with its markers as links; markers inside code spans stay text (they are other tokens)."""
+    targets: Mapping[int, Any] = env.get("targets", {})
+    parts: list[str] = []
+    position = 0
+    content = tokens[idx].content
+    for match in _MARKER.finditer(content):
+        parts.append(str(escape(content[position : match.start()])))
+        space, number = match.groups()
+        citation = targets.get(int(number))
+        if citation is not None and (url := passage_url(citation)):
+            label = f"Source {number}: {_field(citation, 'source_title')}"
+            link = format_html('{}<a class="cite" href="{}" title="{}">[{}]</a>', space, url, label, number)
+            parts.append(str(link))
+        position = match.end()
+    parts.append(str(escape(content[position:])))
+    return "".join(parts)
+
+
+def _field(item: Any, name: str) -> Any:
+    return item.get(name) if isinstance(item, Mapping) else getattr(item, name, None)

@@ -2,15 +2,20 @@
 
 import asyncio
 import re
+from typing import Any
 
 import pytest
 from asgiref.sync import sync_to_async
+from channels.db import database_sync_to_async
 from channels.testing import WebsocketCommunicator
 from django.test import Client
 
 from accounts.models import User
+from chat.models import Message
 from secondbrain.asgi import application
 from tests.factories import ApiClient
+from tests.processes import free_port
+from tests.scripted_model import Script, ScriptedModel, scripted_model  # noqa: F401 — a fixture
 from tests.test_pipeline import GARDEN_NOTE
 
 pytestmark = pytest.mark.asyncio
@@ -122,3 +127,124 @@ async def test_an_idle_chat_socket_stays_open(gardener: tuple[User, list]) -> No
     finally:
         await communicator.disconnect()
     assert 'data-code="empty_question"' in message
+
+
+async def ask(communicator: WebsocketCommunicator, payload: dict[str, Any], until: str = 'data-event="done"') -> str:
+    await communicator.send_json_to(payload)
+    return "".join(await receive_until(communicator, until))
+
+
+async def answers_of(conversation_id: int) -> list[Message]:
+    # database_sync_to_async closes the connection afterwards: one left open in the executor's
+    # thread is killed by the worker fixture's teardown and breaks the next test's first query.
+    query = Message.objects.filter(conversation_id=conversation_id, role=Message.Role.ASSISTANT).order_by("id")
+    return await database_sync_to_async(list)(query)
+
+
+def conversation_of(html: str) -> int:
+    return int(re.search(r'id="conversation-id" value="(\d+)"', html).group(1))  # type: ignore[union-attr]
+
+
+async def test_stop_keeps_the_partial_answer_marked_stopped(
+    gardener: tuple[User, list], scripted_model: ScriptedModel
+) -> None:
+    _, headers = gardener
+    scripted_model.script = Script(tokens=[f"word{n} " for n in range(40)], delay=0.2)
+    communicator = WebsocketCommunicator(application, "/ws/chat/", headers=headers)
+    assert (await communicator.connect())[0]
+    try:
+        await communicator.send_json_to({"question": "When do the tomatoes go into the raised bed?"})
+        started = "".join(await receive_until(communicator, "word2"))
+        assert 'class="secondary stop"' in started  # Stop is offered while the answer streams
+        stopped = "".join(await receive_until_stopped(communicator))
+        assert await communicator.receive_nothing(timeout=0.5)  # no token after the stop
+    finally:
+        await communicator.disconnect()
+    (answer,) = await answers_of(conversation_of(started))
+    assert answer.status == Message.Status.STOPPED
+    assert answer.content.startswith("word0 word1 word2") and "word39" not in answer.content
+    assert answer.content in re.sub(r"<[^>]+>", "", stopped).replace("\n", "") or "word2" in stopped
+    assert "Stopped." in stopped and "Regenerate" in stopped and "Copy" in stopped
+    assert 'class="secondary stop"' not in stopped
+
+
+async def receive_until_stopped(communicator: WebsocketCommunicator) -> list[str]:
+    await communicator.send_json_to({"action": "stop"})
+    return await receive_until(communicator, 'data-event="stopped"', timeout=20)
+
+
+async def test_a_dropped_socket_stores_the_partial_answer_as_stopped(
+    gardener: tuple[User, list], scripted_model: ScriptedModel
+) -> None:
+    _, headers = gardener
+    scripted_model.script = Script(tokens=[f"word{n} " for n in range(40)], delay=0.2)
+    communicator = WebsocketCommunicator(application, "/ws/chat/", headers=headers)
+    assert (await communicator.connect())[0]
+    await communicator.send_json_to({"question": "When do the tomatoes go into the raised bed?"})
+    started = "".join(await receive_until(communicator, "word1"))
+    await communicator.disconnect()
+    (answer,) = await answers_of(conversation_of(started))
+    assert answer.status == Message.Status.STOPPED and answer.content.startswith("word0 word1")
+
+
+async def test_regenerate_replaces_the_last_answer_in_place(
+    gardener: tuple[User, list], scripted_model: ScriptedModel
+) -> None:
+    _, headers = gardener
+    communicator = WebsocketCommunicator(application, "/ws/chat/", headers=headers)
+    assert (await communicator.connect())[0]
+    try:
+        first = await ask(communicator, {"question": "When do the tomatoes go into the raised bed?"})
+        conversation_id = conversation_of(first)
+        (old,) = await answers_of(conversation_id)
+        turn = re.search(r'id="turn-(\d+)"', first).group(1)  # type: ignore[union-attr]
+        scripted_model.script = Script(tokens=["They go in ", "on 12 May, ", "after the last frost ", "[1]."])
+        again = await ask(communicator, {"action": "regenerate", "conversation_id": str(conversation_id)})
+    finally:
+        await communicator.disconnect()
+    # The same turn's answer is replaced; the question is not asked a second time.
+    assert f'id="turn-{turn}" data-status="streaming" hx-swap-oob="true"' in again
+    assert 'class="msg msg--user"' not in again
+    assert "after the last frost" in re.sub(r"<[^>]+>", "", again)
+    answers = await answers_of(conversation_id)
+    assert [answer.pk for answer in answers] != [old.pk] and len(answers) == 1
+    questions = await database_sync_to_async(Message.objects.filter(conversation_id=conversation_id, role="user").count)()
+    assert questions == 1
+
+
+async def test_a_model_server_that_is_down_ends_in_an_error_with_retry(
+    gardener: tuple[User, list], settings: Any
+) -> None:
+    _, headers = gardener
+    settings.OPENAI_BASE_URL = f"http://127.0.0.1:{free_port()}/v1"  # nothing listens there
+    communicator = WebsocketCommunicator(application, "/ws/chat/", headers=headers)
+    assert (await communicator.connect())[0]
+    try:
+        html = await ask(communicator, {"question": "When do the tomatoes go into the raised bed?"})
+    finally:
+        await communicator.disconnect()
+    assert 'data-code="model_unavailable"' in html and "cannot be reached" in html
+    assert 'name="action" value="regenerate"' in html and ">Retry</button>" in html
+    (answer,) = await answers_of(conversation_of(html))
+    assert answer.status == Message.Status.FAILED and answer.error_code == "model_unavailable"
+
+
+async def test_regenerating_another_users_conversation_is_refused(
+    gardener: tuple[User, list], scripted_model: ScriptedModel
+) -> None:
+    _, headers = gardener
+    other = await sync_to_async(User.objects.create_user)("neighbour", password="x-long-enough-Passw0rd")
+    mine = WebsocketCommunicator(application, "/ws/chat/", headers=headers)
+    theirs = WebsocketCommunicator(application, "/ws/chat/", headers=await sync_to_async(session_headers)(other))
+    assert (await mine.connect())[0] and (await theirs.connect())[0]
+    try:
+        html = await ask(mine, {"question": "When do the tomatoes go into the raised bed?"})
+        conversation_id = conversation_of(html)
+        (before,) = await answers_of(conversation_id)
+        await theirs.send_json_to({"action": "regenerate", "conversation_id": str(conversation_id)})
+        refused = await theirs.receive_from(timeout=20)
+    finally:
+        await mine.disconnect()
+        await theirs.disconnect()
+    assert 'data-code="not_found"' in refused
+    assert [answer.pk for answer in await answers_of(conversation_id)] == [before.pk]
