@@ -9,6 +9,7 @@ the threshold. A sentence nothing supports keeps no marker.
 
 import re
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -29,8 +30,17 @@ _STOPWORDS = frozenset(
 
 @dataclass(frozen=True)
 class Grounded:
-    text: str
+    text: str  # the supported sentences, each with the markers that survived the check
     markers: list[int]  # distinct, in order of first use; 1-based indexes into the passages
+    check: dict[str, Any]  # the outcome, stored with the message
+
+    @property
+    def supported(self) -> bool:
+        return bool(self.markers)
+
+
+def without_markers(text: str) -> str:
+    return _MARKER.sub("", text)
 
 
 def content_words(text: str) -> set[str]:
@@ -38,24 +48,53 @@ def content_words(text: str) -> set[str]:
 
 
 def ground(answer: str, passages: list[str]) -> Grounded:
-    """Rewrite `answer` so each sentence carries only markers of passages that support it."""
+    """Keep the sentences of `answer` that a passage supports, each with only the supporting markers.
+
+    A marker survives only if its passage supports its sentence; a sentence without a surviving
+    marker is attributed to its best-supporting passage when that clears the threshold. A claim
+    (two or more content words) that no passage supports is removed; a marker that points to no
+    passage never survives. `check` records each sentence's fate.
+    """
     sentences = [part for part in _SENTENCE.split(answer.strip()) if part.strip()]
-    if not sentences or not passages:
-        return Grounded(_MARKER.sub("", answer).strip(), [])
     plain = [_MARKER.sub("", sentence).strip() for sentence in sentences]
-    support = _support_matrix(plain, passages)
+    support = _support_matrix(plain, passages) if sentences and passages else np.zeros((len(sentences), 0))
     used: list[int] = []
-    rewritten = []
+    kept_sentences: list[str] = []
+    records: list[dict[str, Any]] = []
     for index, sentence in enumerate(sentences):
-        claimed = [int(number) for number in _MARKER.findall(sentence) if 1 <= int(number) <= len(passages)]
-        kept = [number for number in dict.fromkeys(claimed) if support[index, number - 1] >= SUPPORT_THRESHOLD]
-        if not kept and len(content_words(plain[index])) >= 2:
-            best = int(np.argmax(support[index]))
-            if support[index, best] >= SUPPORT_THRESHOLD:
-                kept = [best + 1]
+        claimed = [int(number) for number in _MARKER.findall(sentence)]
+        valid = [number for number in dict.fromkeys(claimed) if 1 <= number <= len(passages)]
+        kept = [number for number in valid if support[index, number - 1] >= SUPPORT_THRESHOLD]
+        best = int(np.argmax(support[index])) if passages else -1
+        best_support = float(support[index, best]) if passages else 0.0
+        if not kept and best_support >= SUPPORT_THRESHOLD:
+            kept = [best + 1]
+        is_claim = len(content_words(plain[index])) >= 2
+        removed = is_claim and not kept
+        records.append(
+            {
+                "text": plain[index],
+                "claimed": claimed,
+                "kept": kept,
+                "support": round(best_support, 3),
+                "removed": removed,
+            }
+        )
+        if removed:
+            continue
         used.extend(number for number in kept if number not in used)
-        rewritten.append(_with_markers(plain[index], kept))
-    return Grounded(" ".join(rewritten), used)
+        kept_sentences.append(_with_markers(plain[index], kept))
+    claimed_total = sum(len(record["claimed"]) for record in records)
+    kept_claimed = sum(len(set(record["claimed"]) & set(record["kept"])) for record in records)
+    check = {
+        "threshold": SUPPORT_THRESHOLD,
+        "sentences": records,
+        "markers_claimed": claimed_total,
+        "markers_kept": kept_claimed,
+        "markers_added": sum(len(set(record["kept"]) - set(record["claimed"])) for record in records),
+        "sentences_removed": sum(record["removed"] for record in records),
+    }
+    return Grounded(" ".join(kept_sentences), used, check)
 
 
 def _support_matrix(sentences: list[str], passages: list[str]) -> np.ndarray:

@@ -4,10 +4,21 @@ Any OpenAI-compatible server works: OpenAI, Ollama, vLLM, or the local llama.cpp
 `make run` starts.
 """
 
-from collections.abc import AsyncIterator
+import atexit
+import functools
+import logging
+from collections.abc import AsyncIterator, Callable
+from pathlib import Path
 
+import httpx2
 import openai
 from django.conf import settings
+
+logger = logging.getLogger(__name__)
+
+# Without the model's own vocabulary a token is taken to be three characters: fewer than BPE
+# vocabularies average on English, so the estimate errs towards leaving a turn out.
+CHARS_PER_TOKEN_ESTIMATE = 3
 
 
 class ModelError(Exception):
@@ -44,5 +55,31 @@ async def chat_stream(messages: list[dict[str, str]], *, max_tokens: int) -> Asy
         raise ModelError("model_unavailable", "The chat model server cannot be reached.") from None
     except openai.APIStatusError as exc:
         raise ModelError("model_error", f"The chat model server answered with an error ({exc.status_code}).") from None
+    except (openai.APIError, httpx2.HTTPError):
+        # A connection that drops mid-answer surfaces as an error of httpx2 (this openai release's
+        # HTTP client, which it does not wrap while a stream is read), or as an APIError.
+        raise ModelError("model_stream_broken", "The chat model's answer broke off before it was finished.") from None
     finally:
         await client.close()
+
+
+def count_tokens(text: str) -> int:
+    """How many tokens the chat model reads for `text`: its own tokenizer when its weights are local."""
+    return _tokenizer(str(settings.CHAT_MODEL_PATH))(text)
+
+
+@functools.cache
+def _tokenizer(model_path: str) -> Callable[[str], int]:
+    """The vocabulary of the local GGUF (loaded alone: no weights, ~0.1 s), or an estimate."""
+    if not Path(model_path).is_file():
+        return lambda text: -(-len(text) // CHARS_PER_TOKEN_ESTIMATE)
+    try:
+        import llama_cpp
+    except ImportError:
+        logger.warning("llama_cpp is not installed: token counts for %s are estimated", model_path)
+        return lambda text: -(-len(text) // CHARS_PER_TOKEN_ESTIMATE)
+    vocabulary = llama_cpp.Llama(model_path=model_path, vocab_only=True, verbose=False)
+    # Freed before the interpreter tears modules down: llama_cpp's own finaliser then finds its
+    # C bindings gone and prints a TypeError at every exit.
+    atexit.register(vocabulary.close)
+    return lambda text: len(vocabulary.tokenize(text.encode(), add_bos=False, special=False))

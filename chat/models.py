@@ -23,7 +23,8 @@ class Message(models.Model):
 
     class Status(models.TextChoices):
         COMPLETE = "complete", "Complete"
-        FAILED = "failed", "Failed"
+        FAILED = "failed", "Failed"  # the model failed mid-answer: `content` is what arrived before
+        STOPPED = "stopped", "Stopped"  # the person stopped it: `content` is what arrived before
 
     conversation = models.ForeignKey(Conversation, on_delete=models.CASCADE, related_name="messages")
     role = models.CharField(max_length=16, choices=Role.choices)
@@ -31,8 +32,11 @@ class Message(models.Model):
     abstained = models.BooleanField(default=False)
     status = models.CharField(max_length=16, choices=Status.choices, default=Status.COMPLETE)
     error_code = models.CharField(max_length=64, blank=True)
-    # How the answer came about: passages retrieved with their scores, timings, the query mode.
+    # How the answer came about: passages retrieved with their scores, timings, the query mode,
+    # the passages nearest to an abstained question, how many earlier messages did not fit.
     trace = models.JSONField(default=dict, blank=True)
+    # The citation check's outcome: each sentence, the markers it claimed and kept, its support.
+    citation_check = models.JSONField(default=dict, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:

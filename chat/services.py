@@ -4,6 +4,7 @@
 `answer_collect` (behind `POST /api/ask`) gathers them into one JSON answer.
 """
 
+import asyncio
 import json
 import time
 from collections.abc import AsyncIterator
@@ -26,7 +27,10 @@ from secondbrain.errors import AppError
 
 ABSTAIN_TEXT = "I couldn't find anything about that in your notes."
 QUESTION_MAX_CHARS = 2000
-HISTORY_QUESTIONS = 3
+NEAREST_SHOWN = 3  # passages shown under an abstention: what the notes held closest to the question
+NO_ANSWER = "(no answer)"
+CHECK_SUMMARY = ("markers_claimed", "markers_kept", "markers_added", "sentences_removed", "abstained_by")
+CHAT_TEMPLATE_TOKENS = 4  # what the chat template adds around each message (role, separators)
 
 SYSTEM_PROMPT = """You answer questions about the user's own notes.
 Use only the numbered sources below. After each sentence, cite the sources it uses as [1], [2].
@@ -44,26 +48,40 @@ class _Turn:
     started: float = field(default_factory=time.perf_counter)
     timings: dict[str, float] = field(default_factory=dict)
     retrieval: Retrieval | None = None
+    left_out: int = 0  # earlier messages that did not fit the model's context
+    prompt: list[dict[str, str]] = field(default_factory=list)
 
     def mark(self, name: str) -> None:
         self.timings[name] = round(time.perf_counter() - self.started, 3)
 
 
 async def answer_stream(
-    *, user: User, question: str, conversation_id: int | None = None, ignore_dates: bool = False
+    *,
+    user: User,
+    question: str,
+    conversation_id: int | None = None,
+    ignore_dates: bool = False,
+    regenerate: bool = False,
 ) -> AsyncIterator[Event]:
     """Yield `start`, `stage`…, `token`…, then `citations` and `done` — or `error` and `done`.
 
     The `found` stage carries the retrieval `mode` and the `date_range` the question was read as
     (with its `label`), so a page can show and undo it; `ignore_dates` answers as if the question
-    named no time.
+    named no time. `regenerate` answers the conversation's last question again, replacing its
+    answer (`question` is then ignored). Cancelling the task that iterates this generator while
+    the model writes stores the partial answer as stopped; the caller reports that itself.
     """
-    question = question_clean(question)
-    turn = await sync_to_async(_turn_begin)(user=user, question=question, conversation_id=conversation_id)
+    if regenerate:
+        turn = await sync_to_async(_turn_again)(user=user, conversation_id=conversation_id)
+        question = turn.question.content
+    else:
+        question = question_clean(question)
+        turn = await sync_to_async(_turn_begin)(user=user, question=question, conversation_id=conversation_id)
     yield {
         "type": "start",
         "conversation_id": turn.conversation.pk,
         "new_conversation": conversation_id is None,
+        "regenerated": regenerate,
         "title": turn.conversation.title,
         "turn": turn.question.pk,
         "question": question,
@@ -73,7 +91,6 @@ async def answer_stream(
         owner=user, query=question, k=settings.ANSWER_CONTEXT_PASSAGES, ignore_dates=ignore_dates
     )
     turn.mark("search")
-    hits = turn.retrieval.hits
     relevant = _relevant(turn.retrieval)
     yield {
         "type": "stage",
@@ -83,35 +100,36 @@ async def answer_stream(
         "date_range": _range_payload(turn.retrieval),
     }
     if not relevant:
-        message = await sync_to_async(_answer_store)(turn=turn, text=ABSTAIN_TEXT, hits=hits, used=[], abstained=True)
+        message = await sync_to_async(_answer_store)(turn=turn, text=ABSTAIN_TEXT, hits=[], abstained=True)
         yield {"type": "token", "text": ABSTAIN_TEXT}
         yield _done(message, [])
         return
-    history = await sync_to_async(_history)(turn=turn)
-    prompt = _prompt(
-        question=question,
-        hits=relevant,
-        history=history,
-        range_label=turn.retrieval.label,
-        zone=user.zone,
-    )
-    yield {"type": "stage", "stage": "writing", "text": "Writing…"}
+    turn.prompt, turn.left_out = await sync_to_async(_prompt_fit)(turn=turn, hits=relevant, zone=user.zone)
+    yield {"type": "stage", "stage": "writing", "text": "Writing…", "left_out": turn.left_out}
+    turn.mark("model_called")
     parts: list[str] = []
     try:
-        async for token in llm.chat_stream(prompt, max_tokens=settings.CHAT_MAX_TOKENS):
+        async for token in llm.chat_stream(turn.prompt, max_tokens=settings.CHAT_MAX_TOKENS):
             if not parts:
                 turn.mark("first_token")
             parts.append(token)
             yield {"type": "token", "text": token}
     except llm.ModelError as exc:
-        message = await sync_to_async(_answer_fail)(turn=turn, text="".join(parts), code=exc.code, hits=relevant)
+        message = await sync_to_async(_answer_cut)(
+            turn=turn, text="".join(parts), hits=relevant, status=Message.Status.FAILED, code=exc.code
+        )
         yield {"type": "error", "code": exc.code, "message": exc.message, "message_id": message.pk}
         yield _done(message, [])
         return
+    except (asyncio.CancelledError, GeneratorExit):
+        await asyncio.shield(
+            sync_to_async(_answer_cut)(turn=turn, text="".join(parts), hits=relevant, status=Message.Status.STOPPED)
+        )
+        raise
     turn.mark("last_token")
-    answer, used, abstained = await sync_to_async(_finish)(answer="".join(parts), hits=relevant)
+    grounded = await sync_to_async(_finish)(answer="".join(parts), hits=relevant)
     turn.mark("grounded")
-    message = await sync_to_async(_answer_store)(turn=turn, text=answer, hits=relevant, used=used, abstained=abstained)
+    message = await sync_to_async(_answer_store)(turn=turn, text=grounded.text, hits=relevant, grounded=grounded)
     citations = await sync_to_async(_citations_payload)(message=message)
     yield {"type": "citations", "message_id": message.pk, "citations": citations}
     yield _done(message, citations)
@@ -157,7 +175,11 @@ def _done(message: Message, citations: list[dict[str, Any]]) -> Event:
         "conversation_id": message.conversation_id,
         "answer": message.content,
         "abstained": message.abstained,
+        "status": message.status,
         "citations": citations,
+        "nearest": message.trace.get("nearest", []),
+        "left_out": message.trace.get("left_out", 0),
+        "check": {key: message.citation_check[key] for key in CHECK_SUMMARY if key in message.citation_check},
     }
 
 
@@ -198,41 +220,94 @@ def _turn_begin(*, user: User, question: str, conversation_id: int | None) -> _T
         if conversation_id is None:
             conversation = Conversation.objects.create(owner=user, title=question[:80])
         else:
-            found = selectors.conversations_of(owner=user).filter(pk=conversation_id).first()
-            if found is None:
-                raise AppError("not_found", "That conversation does not exist.", status=404)
-            conversation = found
-            Conversation.objects.filter(pk=conversation.pk).update(updated_at=timezone.now())
+            conversation = _conversation_touch(user=user, conversation_id=conversation_id)
         message = Message.objects.create(conversation=conversation, role=Message.Role.USER, content=question)
     return _Turn(conversation=conversation, question=message)
 
 
-def _history(*, turn: _Turn) -> list[str]:
-    """The conversation's earlier questions, oldest first.
+def _turn_again(*, user: User, conversation_id: int | None) -> _Turn:
+    """The conversation's last question, its earlier answers deleted: a turn to answer once more."""
+    if conversation_id is None:
+        raise AppError("nothing_to_regenerate", "There is no answer to regenerate yet.", status=422)
+    with transaction.atomic():
+        conversation = _conversation_touch(user=user, conversation_id=conversation_id)
+        question = conversation.messages.filter(role=Message.Role.USER).order_by("-id").first()
+        if question is None:
+            raise AppError("nothing_to_regenerate", "There is no answer to regenerate yet.", status=422)
+        conversation.messages.filter(id__gt=question.pk).delete()
+    return _Turn(conversation=conversation, question=question)
 
-    Only the questions: a small model shown its own earlier answers tends to repeat them instead of
-    answering the new question, while the questions alone still resolve a follow-up ("and when?").
+
+def _conversation_touch(*, user: User, conversation_id: int) -> Conversation:
+    conversation = selectors.conversations_of(owner=user).select_for_update().filter(pk=conversation_id).first()
+    if conversation is None:
+        raise AppError("not_found", "That conversation does not exist.", status=404)
+    Conversation.objects.filter(pk=conversation.pk).update(updated_at=timezone.now())
+    return conversation
+
+
+def _prompt_fit(*, turn: _Turn, hits: list[Hit], zone: tzinfo) -> tuple[list[dict[str, str]], int]:
+    """The prompt with as many of the latest earlier messages as the token budget holds.
+
+    The budget is what the model's context has left after the sources, the question and the
+    answer's own tokens, capped by CHAT_HISTORY_TOKENS; whole question-and-answer turns are kept or
+    left out together. Returns the prompt and how many earlier messages were left out.
     """
-    earlier = (
-        Message.objects.filter(conversation=turn.conversation, role=Message.Role.USER, id__lt=turn.question.pk)
-        .order_by("-id")
-        .values_list("content", flat=True)[:HISTORY_QUESTIONS]
-    )
-    return list(reversed(list(earlier)))
+    retrieval = turn.retrieval
+    label = retrieval.label if retrieval else ""
+    bare = _prompt(question=turn.question.content, hits=hits, history=[], range_label=label, zone=zone)
+    room = settings.CHAT_CONTEXT_TOKENS - settings.CHAT_MAX_TOKENS - sum(_tokens_of(item) for item in bare)
+    budget = min(settings.CHAT_HISTORY_TOKENS, room)
+    earlier = _history(turn=turn)
+    kept: list[dict[str, str]] = []
+    for pair in reversed(earlier):
+        cost = sum(_tokens_of(item) for item in pair)
+        if cost > budget:
+            break
+        budget -= cost
+        kept = [*pair, *kept]
+    prompt = _prompt(question=turn.question.content, hits=hits, history=kept, range_label=label, zone=zone)
+    return prompt, 2 * len(earlier) - len(kept)
+
+
+def _tokens_of(message: dict[str, str]) -> int:
+    return llm.count_tokens(message["content"]) + CHAT_TEMPLATE_TOKENS
+
+
+def _history(*, turn: _Turn) -> list[tuple[dict[str, str], dict[str, str]]]:
+    """The conversation's earlier turns, oldest first: each question with its answer, as chat messages.
+
+    Markers are stripped from earlier answers: their numbers pointed into earlier sources, and a
+    model shown them cites numbers that mean something else now. An abstention or a cut-off answer
+    is shown as "(no answer)"; its question stays, so a follow-up ("and when?") still resolves.
+    """
+    messages = Message.objects.filter(conversation=turn.conversation, id__lt=turn.question.pk).order_by("id")
+    turns: list[tuple[dict[str, str], dict[str, str]]] = []
+    for message in messages.only("role", "content", "abstained", "status"):
+        if message.role == Message.Role.USER:
+            turns.append(({"role": "user", "content": message.content}, {"role": "assistant", "content": NO_ANSWER}))
+        elif turns and message.status == Message.Status.COMPLETE and not message.abstained:
+            turns[-1][1]["content"] = grounding.without_markers(message.content)
+    return turns
 
 
 def _prompt(
-    *, question: str, hits: list[Hit], history: list[str], range_label: str = "", zone: tzinfo = UTC
+    *,
+    question: str,
+    hits: list[Hit],
+    history: list[dict[str, str]],
+    range_label: str = "",
+    zone: tzinfo = UTC,
 ) -> list[dict[str, str]]:
     sources = "\n\n".join(
         f"[{number}] {_source_header(hit, zone)}\n{hit.text}" for number, hit in enumerate(hits, start=1)
     )
-    earlier = "".join(f"Earlier question: {text}\n" for text in history)
     # The model cannot know what "last week" was; it is told the dates the sources were chosen from.
     when = f"The sources were chosen for this time: {range_label}.\n" if range_label else ""
     return [
         {"role": "system", "content": SYSTEM_PROMPT},
-        {"role": "user", "content": f"Sources:\n\n{sources}\n\n{earlier}{when}Question: {question}"},
+        *history,
+        {"role": "user", "content": f"Sources:\n\n{sources}\n\n{when}Question: {question}"},
     ]
 
 
@@ -242,13 +317,15 @@ def _source_header(hit: Hit, zone: tzinfo) -> str:
     return f"{hit.source_title} ({hit.occurred_at.astimezone(zone):%Y-%m-%d}{', ' + where if where else ''})"
 
 
-def _finish(*, answer: str, hits: list[Hit]) -> tuple[str, list[int], bool]:
-    """The answer as stored: abstention as the model said it, or sentences with checked markers."""
+def _finish(*, answer: str, hits: list[Hit]) -> grounding.Grounded:
+    """The answer as stored: sentences its passages support, with checked markers — or an abstention."""
     answer = answer.strip()
     if _is_abstention(answer):
-        return answer, [], True
+        return grounding.Grounded(ABSTAIN_TEXT, [], {"abstained_by": "model"})
     grounded = grounding.ground(answer, [hit.text for hit in hits])
-    return grounded.text, grounded.markers, False
+    if not grounded.text:
+        return grounding.Grounded(ABSTAIN_TEXT, [], {**grounded.check, "abstained_by": "check"})
+    return grounded
 
 
 def _is_abstention(answer: str) -> bool:
@@ -256,14 +333,21 @@ def _is_abstention(answer: str) -> bool:
     return not answer or "couldn't find" in lowered or "could not find" in lowered or "not in your notes" in lowered
 
 
-def _answer_store(*, turn: _Turn, text: str, hits: list[Hit], used: list[int], abstained: bool) -> Message:
+def _answer_store(
+    *, turn: _Turn, text: str, hits: list[Hit], abstained: bool = False, grounded: grounding.Grounded | None = None
+) -> Message:
+    """Store the answer and its citations; an abstention keeps the nearest passages in its trace."""
+    if grounded is not None:
+        text, abstained = grounded.text, "abstained_by" in grounded.check
+    used = grounded.markers if grounded is not None else []
     with transaction.atomic():
         message = Message.objects.create(
             conversation=turn.conversation,
             role=Message.Role.ASSISTANT,
             content=text,
             abstained=abstained,
-            trace=_trace(turn, hits),
+            citation_check=grounded.check if grounded is not None else {},
+            trace=_trace(turn, hits, abstained=abstained),
         )
         Citation.objects.bulk_create(
             Citation(
@@ -280,28 +364,43 @@ def _answer_store(*, turn: _Turn, text: str, hits: list[Hit], used: list[int], a
     return message
 
 
-def _answer_fail(*, turn: _Turn, text: str, code: str, hits: list[Hit]) -> Message:
+def _answer_cut(*, turn: _Turn, text: str, hits: list[Hit], status: str, code: str = "") -> Message:
+    """Keep what the model wrote before it failed or was stopped, marked with how it ended."""
     return Message.objects.create(
         conversation=turn.conversation,
         role=Message.Role.ASSISTANT,
-        content=text,
-        status=Message.Status.FAILED,
+        content=grounding.without_markers(text).strip(),
+        status=status,
         error_code=code,
         trace=_trace(turn, hits),
     )
 
 
-def _trace(turn: _Turn, hits: list[Hit]) -> dict[str, Any]:
+def _trace(turn: _Turn, hits: list[Hit], *, abstained: bool = False) -> dict[str, Any]:
     retrieval = turn.retrieval
+    nearest = retrieval.hits[:NEAREST_SHOWN] if abstained and retrieval else []
     return {
         "question": turn.question.content,
         "mode": retrieval.mode if retrieval else "semantic",
         "date_range": _range_payload(retrieval) if retrieval else None,
         "query": retrieval.query if retrieval else "",
         "timings": turn.timings,
+        "left_out": turn.left_out,
+        "prompt": turn.prompt or None,
         "passages": [
             {"chunk_id": hit.chunk_id, "score": round(hit.score, 5), "similarity": round(hit.similarity, 4)}
             for hit in hits
+        ],
+        "nearest": [
+            {
+                "chunk_id": hit.chunk_id,
+                "source_id": hit.source_id,
+                "source_title": hit.source_title,
+                "anchor": hit.anchor,
+                "excerpt": hit.text,
+                "similarity": round(hit.similarity, 4),
+            }
+            for hit in nearest
         ],
     }
 

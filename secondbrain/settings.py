@@ -221,6 +221,11 @@ CHAT_MODEL = env_str("CHAT_MODEL", "qwen2.5-coder-0.5b-instruct")
 CHAT_MODEL_PATH = Path(env_str("CHAT_MODEL_PATH", str(MODELS_DIR / "qwen2.5-coder-0.5b-instruct-q4_k_m.gguf")))
 CHAT_TIMEOUT_SECONDS = env_int("CHAT_TIMEOUT_SECONDS", 120)
 CHAT_MAX_TOKENS = env_int("CHAT_MAX_TOKENS", 300)
+# The model's context window (llama.cpp's server is started with this n_ctx) and the most of it that
+# earlier turns of a conversation may take; tokens are counted with the model's own vocabulary
+# when CHAT_MODEL_PATH is a local GGUF, else estimated.
+CHAT_CONTEXT_TOKENS = env_int("CHAT_CONTEXT_TOKENS", 4096)
+CHAT_HISTORY_TOKENS = env_int("CHAT_HISTORY_TOKENS", 1024)
 
 SEARCH_DEFAULT_K = 8
 SEARCH_MAX_K = 50

@@ -405,7 +405,7 @@ def llm_spawn(stack: Stack) -> Callable[[], None] | None:
     port = free_port()
     threads = str(os.cpu_count() or 1)  # generation is CPU-bound; one thread per core
     server_flags = flags(
-        model=str(model_path), model_alias=alias, host="127.0.0.1", port=str(port), n_ctx="4096",
+        model=str(model_path), model_alias=alias, host="127.0.0.1", port=str(port), n_ctx=stack.env.get("CHAT_CONTEXT_TOKENS") or "4096",
         n_threads=threads, n_threads_batch=threads, verbose="False",
     )  # fmt: skip
     # llama_cpp.server reads its settings from the environment too, and PORT or HOST there beat
