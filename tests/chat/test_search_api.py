@@ -175,3 +175,34 @@ def test_an_unknown_stored_zone_reads_questions_in_utc(user: User, api: ApiClien
     assert datetime.fromisoformat(body["date_range"]["since"]) == datetime.combine(
         utc_yesterday, time.min, tzinfo=ZoneInfo("UTC")
     )
+
+
+def test_a_content_range_also_reads_the_notes_written_soon_after_it_ranked_below_those_inside(
+    berliner: User, api: ApiClient
+) -> None:
+    in_march = add_note(berliner, "The roofer replaced the broken roof tiles over the porch.", local(date(2025, 3, 20)))
+    told_in_april = add_note(
+        berliner, "Last month the roofer came: new roof tiles on the porch, all done.", local(date(2025, 4, 6))
+    )
+    in_june = add_note(berliner, "The roofer checked the roof tiles on the porch again.", local(date(2025, 6, 10)))
+
+    body = api.get("/search", q="What did the roofer do to the roof tiles in March 2025?").json()
+
+    # A note tells of an event after it happened ("last month…"): the range shown is still March,
+    # and what is dated inside it ranks first.
+    assert body["mode"] == "hybrid"
+    assert body["date_range"]["until"] == "2025-04-01T00:00:00+02:00"
+    assert [result["source_id"] for result in body["results"]] == [in_march, told_in_april]
+    assert in_june not in source_ids(api.get("/search", q="What did the roofer do to the roof tiles in March 2025?"))
+
+
+def test_a_question_naming_a_person_prefers_the_lines_that_person_speaks(berliner: User, api: ApiClient) -> None:
+    day = local(today() - timedelta(days=30))
+    ben_about_anna = add_note(
+        berliner, "Ben: Anna, did you know I adopted a dog? Adopting Rex from the shelter was the best idea.", day
+    )
+    anna = add_note(berliner, "Anna: We took a kitten home from the shelter last week, her name is Miso.", day)
+
+    results = api.get("/search", q="Which pet did Anna adopt from the shelter?").json()["results"]
+
+    assert [result["source_id"] for result in results[:2]] == [anna, ben_about_anna]
