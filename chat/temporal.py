@@ -258,6 +258,8 @@ _OPENERS = {"since": "since", "after": "after", "before": "before", "until": "un
 _PREPOSITION = re.compile(
     r"\b(?P<word>since|after|before|until|till|from|between|in|on|during|at|of|for|within|over)\s+$", re.IGNORECASE
 )
+# "the week before 3 May", "two days after Monday": a span of that length next to the date, not an open range.
+_OFFSET = re.compile(rf"\b(?:the|a|an|{_NUM})\s+{_UNIT}\s+$", re.IGNORECASE)
 
 # --- Finding expressions ------------------------------------------------------------------------------
 
@@ -349,11 +351,27 @@ def _pieces(text: str, today: date) -> list[_Piece]:
             continue
         span = first.span(today)
         assert span is not None  # `_expressions` keeps only expressions that resolve
-        # "from" alone is not "since": "notes from last week" are notes of last week.
-        opens = _OPENERS.get(word, "")
-        pieces.append(_Piece(start, first.end, span, opens))
+        offset = _OFFSET.search(text[:start]) if word in {"before", "after"} else None
+        if offset is not None:
+            introduced = _PREPOSITION.search(text[: offset.start()])  # "in the week before …"
+            start = introduced.start() if introduced else offset.start()
+            pieces.append(_Piece(start, first.end, _next_to(span, word, offset)))
+        else:
+            # "from" alone is not "since": "notes from last week" are notes of last week.
+            pieces.append(_Piece(start, first.end, span, _OPENERS.get(word, "")))
         index += 1
     return pieces
+
+
+def _next_to(span: Span, word: str, offset: re.Match[str]) -> Span:
+    """ "the week before 3 May": the 7 days up to 3 May; "two days after 3 May": 4 and 5 May."""
+    count = _number(offset.group("n")) if offset.group("n") else 1
+    unit = offset.group("unit").lower()
+    if word == "before":
+        return _units_before(span[0], unit, count), span[0]
+    if unit in {"day", "week"}:
+        return span[1], span[1] + timedelta(days=count * (7 if unit == "week" else 1))
+    return span[1], _units_before(span[1], unit, -count)
 
 
 def _bounds(pieces: list[_Piece]) -> tuple[date | None, date | None]:

@@ -68,6 +68,10 @@ CASES = [
     ("What happened after 1 April?", D(2026, 4, 2), None, "content", "temporal"),
     ("What did I say about the budget in the past two weeks?", D(2026, 4, 22), D(2026, 5, 7), "content", "hybrid"),
     ("What did I do the day before yesterday?", D(2026, 5, 4), D(2026, 5, 5), "content", "temporal"),
+    # A length before or after a date is that span next to it, not an open range.
+    ("Where was I in the week before 16 November 2025?", D(2025, 11, 9), D(2025, 11, 16), "content", "temporal"),
+    ("What did I note two days after 3 May about the boiler?", D(2026, 5, 4), D(2026, 5, 6), "content", "hybrid"),
+    ("What happened a month after 31 January?", D(2026, 2, 1), D(2026, 3, 1), "content", "temporal"),
     ("What happened on 2026-04-02?", D(2026, 4, 2), D(2026, 4, 3), "content", "temporal"),
     ("Notes about the dentist from last week", D(2026, 4, 27), D(2026, 5, 4), "content", "hybrid"),
     ("What did I do on 29 February?", D(2024, 2, 29), D(2024, 3, 1), "content", "temporal"),
