@@ -71,6 +71,7 @@ function showConnectionLost() {
   for (const stop of document.querySelectorAll("#messages .actions button.stop")) {
     const turn = stop.closest(".msg--assistant");
     stop.closest("form").remove();
+    turn.querySelector(".stage")?.replaceChildren();
     const alert = turn.querySelector(".alert");
     alert.className = "alert error";
     alert.replaceChildren("Connection lost: this answer was interrupted. ");
