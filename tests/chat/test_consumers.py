@@ -248,3 +248,26 @@ async def test_regenerating_another_users_conversation_is_refused(
         await theirs.disconnect()
     assert 'data-code="not_found"' in refused
     assert [answer.pk for answer in await answers_of(conversation_id)] == [before.pk]
+
+
+async def test_earlier_messages_left_out_of_the_context_are_noted_live_and_on_reload(
+    gardener: tuple[User, list], scripted_model: ScriptedModel, settings: Any
+) -> None:
+    user, headers = gardener
+    settings.CHAT_HISTORY_TOKENS = 1  # no earlier turn fits
+    communicator = WebsocketCommunicator(application, "/ws/chat/", headers=headers)
+    assert (await communicator.connect())[0]
+    try:
+        first = await ask(communicator, {"question": "When do the tomatoes go into the raised bed?"})
+        conversation_id = conversation_of(first)
+        second = await ask(
+            communicator, {"question": "When do the tomatoes go in again?", "conversation_id": str(conversation_id)}
+        )
+    finally:
+        await communicator.disconnect()
+    assert "Earlier messages were left out" not in first
+    assert "Earlier messages were left out: 2 did not fit" in second
+    client = Client()
+    await database_sync_to_async(client.force_login)(user)
+    page = (await database_sync_to_async(client.get)(f"/chat/{conversation_id}/")).content.decode()
+    assert page.count("Earlier messages were left out") == 1
