@@ -1,5 +1,5 @@
 // Audio sources: a passage's ▶ plays from its start, and arriving at #chunk-N (from a citation)
-// puts the player at that passage's second.
+// puts the player at that passage's second and plays it where autoplay is allowed.
 function seekTo(start, play) {
   const player = document.getElementById("player");
   if (!player) return;
@@ -12,7 +12,9 @@ document.addEventListener("click", (event) => {
 });
 document.addEventListener("DOMContentLoaded", () => {
   const target = location.hash && document.querySelector(location.hash);
-  if (target && target.dataset.start) seekTo(target.dataset.start, false);
+  // Arriving from a citation means "let me hear it": play if the browser allows it without a
+  // click here, else the player waits at that second.
+  if (target && target.dataset.start) seekTo(target.dataset.start, true);
 });
 
 // Sign-up: the account's time zone starts as this browser's; the server checks it (UTC otherwise).

@@ -16,6 +16,10 @@ document.addEventListener("htmx:wsAfterSend", (event) => {
 document.addEventListener("htmx:wsAfterMessage", () => {
   const messages = document.getElementById("messages");
   if (messages) messages.scrollTop = messages.scrollHeight;
+  // An answer that ended in an error keeps its streamed text; it is no longer being written.
+  for (const answer of document.querySelectorAll('.answer[aria-busy="true"]')) {
+    if (!answer.closest(".msg--assistant").querySelector("button.stop")) answer.setAttribute("aria-busy", "false");
+  }
   // A new conversation gets its own address at once, so a reload or a shared link comes back to it.
   const id = document.getElementById("conversation-id")?.value;
   if (id && location.pathname === "/chat/") history.replaceState(null, "", `/chat/${id}/`);
@@ -79,9 +83,13 @@ function showConnectionLost() {
     alert.append(reload);
   }
 }
+// Leaving the page closes the socket too; that is no loss worth a banner.
+let leaving = false;
+window.addEventListener("pagehide", () => { leaving = true; });
+window.addEventListener("pageshow", () => { leaving = false; });
 document.addEventListener("htmx:wsClose", (event) => {
   socket = event.detail.socketWrapper;
-  showConnectionLost();
+  if (!leaving) showConnectionLost();
 });
 document.addEventListener("htmx:wsOpen", (event) => {
   socket = event.detail.socketWrapper;

@@ -137,6 +137,8 @@ def test_a_broken_model_stream_shows_the_cut_off_answer_with_retry(
     expect(alert).to_contain_text("What arrived before is kept above.")
     expect(turn.locator(".answer")).to_contain_text("the raised bed on 12 May")
     expect(turn.locator(".answer.cut")).to_have_count(1)
+    expect(turn.locator(".answer")).to_have_attribute("aria-busy", "false")
+    expect(turn.get_by_role("button", name="Stop")).to_have_count(0)
     page.screenshot(path=SCREENSHOTS / "chat-broken.png", full_page=True)
 
     scripted_model.script = Script(tokens=ANSWER)
