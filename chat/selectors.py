@@ -25,7 +25,7 @@ from secondbrain.errors import AppError
 # passage spoken entirely by a person the question names gains (`voice`: score × (1 + voice × share)).
 RANKING = {
     "k1": 1.2, "b": 0.75, "rrf_k": 10, "w_vec": 1.0, "w_fts": 1.0,
-    "after": 0.5, "before": 0.25, "later": 0.5, "voice": 1.0,
+    "after": 0.5, "before": 0.25, "later": 0.5, "voice": 2.0,
 }  # fmt: skip
 # Each ranker contributes this many candidates per requested result.
 CANDIDATES_PER_RESULT = 4
@@ -34,6 +34,11 @@ CANDIDATES_PER_RESULT = 4
 GRACE_MIN = timedelta(days=7)
 GRACE_MAX = timedelta(days=31)
 _WORD = re.compile(r"\w+", re.UNICODE)
+# Capitalized only because they open a question: never a speaker worth a database look-up.
+_QUESTION_WORDS = frozenset(
+    "what when where which who whom whose why how would could should does did do is are was were has have had can will i"
+    .split()
+)
 _NAMES = re.compile(r"\b[A-Z][\w'.-]*(?: [A-Z][\w'.-]*)*")
 
 
@@ -54,7 +59,7 @@ class Hit:
 _HYBRID_SQL = f"""
 WITH vec AS (
     SELECT id, row_number() OVER (ORDER BY distance) AS rnk FROM (
-        SELECT c.id, c.embedding <=> %(vector)s::vector AS distance
+        SELECT c.id, c.embedding <=> %(topic_vector)s::vector AS distance
         FROM ingestion_chunk c WHERE {{filters}}
         ORDER BY distance LIMIT %(candidates)s
     ) nearest
@@ -166,6 +171,37 @@ def _names(text: str) -> list[str]:
     )
 
 
+_SPEAKERS_SQL = f"""
+SELECT name FROM unnest(%(names)s::text[]) AS name
+WHERE EXISTS (
+    SELECT 1 FROM ingestion_chunk c
+    WHERE c.owner_id = %(owner)s AND c.search @@ plainto_tsquery('{SEARCH_CONFIG}', name)
+      AND (starts_with(c.text, name || ': ') OR strpos(c.text, E'\\n' || name || ': ') > 0)
+)
+"""
+
+
+def _speakers(*, owner_id: int, names: list[str]) -> list[str]:
+    """Which of `names` label lines in the owner's passages ("Caroline: …"): people who speak there."""
+    names = [name for name in names if name.lower() not in _QUESTION_WORDS]
+    if not names:
+        return []
+    with connection.cursor() as cursor:
+        cursor.execute(_SPEAKERS_SQL, {"owner": owner_id, "names": names})
+        return [row[0] for row in cursor.fetchall()]
+
+
+def _without(text: str, names: list[str]) -> str:
+    """`text` without the names (and their possessive 's)."""
+    for name in names:
+        text = re.sub(rf"\b{re.escape(name)}(?:'s)?\b", " ", text)
+    return " ".join(text.split())
+
+
+def _literal(vector: list[float]) -> str:
+    return "[" + ",".join(f"{value:.7g}" for value in vector) + "]"
+
+
 def _any_word_query(text: str) -> str:
     """A websearch query matching any of the words: a question rarely repeats all of a note's words."""
     return " or ".join(_WORD.findall(text.lower())[:64])
@@ -187,14 +223,24 @@ def search(
     `prefer` is the range the question named when `date_range` reads on past it: passages dated after
     its end score `RANKING["later"]` times less.
     """
-    if vector is None:
-        vector = list(embed_texts([query])[0])
+    names = _names(query)
+    # The vector ranker searches the question without the names of people who speak in the owner's
+    # passages: a name pulls in every line that addresses its bearer, while `voice` already favours
+    # what they said. `similarity` stays the whole question's.
+    topic = _without(query, _speakers(owner_id=owner_id, names=names))
+    if vector is not None:
+        topic_vector = vector
+    elif topic == query:
+        vector = topic_vector = list(embed_texts([query])[0])
+    else:
+        vector, topic_vector = (list(values) for values in embed_texts([query, topic]))
     filters, params = _filters(owner_id=owner_id, date_range=date_range, kind=kind)
     params |= {
-        "vector": "[" + ",".join(f"{value:.7g}" for value in vector) + "]",
+        "vector": _literal(vector),
+        "topic_vector": _literal(topic_vector),
         "words": _any_word_query(query),
         "text": query,
-        "names": _names(query),
+        "names": names,
         "candidates": max(k * CANDIDATES_PER_RESULT, 20),
         "k": k,
         "rerank": 2 * k,

@@ -7,15 +7,17 @@ paragraph had to be split, consecutive chunks share the seam sentence so a fact 
 either side; whole paragraphs are natural boundaries and are not repeated.
 
 The sizes were chosen on LoCoMo (bench/locomo.py): small chunks of whole paragraphs let a search
-return more distinct places within the same number of words — a 90-word budget with paragraphs kept
-whole up to 180 words beat 180-word chunks with a 40-word overlap (bench/RESULTS.md).
+return more distinct places within the same number of words. A 60-word budget with paragraphs kept
+whole up to 180 words beat 90 words (multi-hop questions, whose evidence is spread over many places,
+gained most), and 90 beat 180-word chunks with a 40-word overlap (bench/RESULTS.md). Changing them
+needs a migration that queues the affected sources again (ingestion/migrations/0005_…).
 """
 
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
-MAX_WORDS = 90
+MAX_WORDS = 60
 PARAGRAPH_MAX_WORDS = 180
 OVERLAP_WORDS = 40
 
