@@ -29,11 +29,14 @@ RANKING = {
 }  # fmt: skip
 # Each ranker contributes this many candidates per requested result.
 CANDIDATES_PER_RESULT = 4
+# BM25 reads term counts from this many times the full-text candidates, chosen by BM25 with each
+# term counted once (bench/scale.py: reading every match's tsvector made 1M-chunk searches 3x slower).
+SHORTLIST_PER_CANDIDATE = 2
+MAX_TERMS = 32  # a question's first distinct terms: each costs an index scan
 # Notes tell of events after they happen ("last month the roofer came"): a content-time search reads
 # on past the range's end by its own length, within these bounds.
 GRACE_MIN = timedelta(days=7)
 GRACE_MAX = timedelta(days=31)
-_WORD = re.compile(r"\w+", re.UNICODE)
 # Capitalized only because they open a question: never a speaker worth a database look-up.
 _QUESTION_WORDS = frozenset(
     "what when where which who whom whose why how would could should does did do is are was were has have had can will i"
@@ -64,25 +67,48 @@ WITH vec AS (
         ORDER BY distance LIMIT %(candidates)s
     ) nearest
 ),
-matching AS (
-    SELECT c.id, c.search FROM ingestion_chunk c
-    WHERE {{filters}} AND c.search @@ websearch_to_tsquery('{SEARCH_CONFIG}', %(words)s)
+terms AS (
+    SELECT DISTINCT lexeme FROM unnest(tsvector_to_array(to_tsvector('{SEARCH_CONFIG}', %(text)s))) AS lexeme
+    LIMIT %(max_terms)s
 ),
 postings AS (
-    SELECT m.id, length(m.search) AS len, p.lexeme, cardinality(p.positions) AS tf
-    FROM matching m, unnest(m.search) p
-    WHERE p.lexeme = ANY (tsvector_to_array(to_tsvector('{SEARCH_CONFIG}', %(text)s)))
+    -- One index scan per query term: the passages holding it. Their tsvectors are not read (they
+    -- live out of line, in TOAST, behind the inline embedding); the stored size of the text stands
+    -- for a passage's length, which its TOAST pointer holds.
+    SELECT p.id, t.lexeme, octet_length(p.text) AS len
+    FROM terms t
+    CROSS JOIN LATERAL (
+        SELECT c.id, c.text FROM ingestion_chunk c
+        WHERE {{filters}} AND c.search @@ quote_literal(t.lexeme)::tsquery
+    ) p
+),
+frequency AS (
+    -- Every passage holding a term is in `postings`: its count there is the term's document frequency.
+    SELECT lexeme, count(*) AS df FROM postings GROUP BY lexeme
+),
+total AS (
+    SELECT (SELECT count(*) FROM ingestion_chunk c WHERE {{filters}}) AS n, (SELECT avg(len) FROM postings) AS avglen
+),
+shortlist AS (
+    -- Okapi BM25 with each term counted once, to pick the passages worth reading term counts from.
+    SELECT p.id, max(p.len) AS len
+    FROM postings p JOIN frequency f USING (lexeme), total
+    GROUP BY p.id
+    ORDER BY sum(ln(1 + (total.n - f.df + 0.5) / (f.df + 0.5)) / (1 + %(k1)s * (1 - %(b)s + %(b)s * p.len / total.avglen))) DESC
+    LIMIT %(shortlist)s
+),
+counts AS MATERIALIZED (
+    -- Read once per shortlisted passage; unmaterialized, the planner re-read them for every term.
+    SELECT s.id, s.len, p.lexeme, cardinality(p.positions) AS tf
+    FROM shortlist s JOIN ingestion_chunk c ON c.id = s.id, unnest(c.search) p
+    WHERE p.lexeme = ANY (ARRAY(SELECT lexeme FROM terms))
 ),
 bm25 AS (
-    -- Okapi BM25 over the owner's passages: every passage holding a query term is in `matching`,
-    -- so a term's document frequency there is its frequency in the whole (filtered) collection.
     SELECT id, sum(
-        ln(1 + (total.n - df + 0.5) / (df + 0.5)) * tf * (%(k1)s + 1)
+        ln(1 + (total.n - f.df + 0.5) / (f.df + 0.5)) * tf * (%(k1)s + 1)
         / (tf + %(k1)s * (1 - %(b)s + %(b)s * len / total.avglen))
     ) AS rank
-    FROM (SELECT *, count(*) OVER (PARTITION BY lexeme) AS df FROM postings) counted,
-         (SELECT (SELECT count(*) FROM ingestion_chunk c WHERE {{filters}}) AS n,
-                 (SELECT avg(length(search)) FROM matching) AS avglen) total
+    FROM counts JOIN frequency f USING (lexeme), total
     GROUP BY id
 ),
 fts AS (
@@ -202,11 +228,6 @@ def _literal(vector: list[float]) -> str:
     return "[" + ",".join(f"{value:.7g}" for value in vector) + "]"
 
 
-def _any_word_query(text: str) -> str:
-    """A websearch query matching any of the words: a question rarely repeats all of a note's words."""
-    return " or ".join(_WORD.findall(text.lower())[:64])
-
-
 def search(
     *,
     owner_id: int,
@@ -235,13 +256,15 @@ def search(
     else:
         vector, topic_vector = (list(values) for values in embed_texts([query, topic]))
     filters, params = _filters(owner_id=owner_id, date_range=date_range, kind=kind)
+    candidates = max(k * CANDIDATES_PER_RESULT, 20)
     params |= {
         "vector": _literal(vector),
         "topic_vector": _literal(topic_vector),
-        "words": _any_word_query(query),
         "text": query,
         "names": names,
-        "candidates": max(k * CANDIDATES_PER_RESULT, 20),
+        "candidates": candidates,
+        "shortlist": SHORTLIST_PER_CANDIDATE * candidates,
+        "max_terms": MAX_TERMS,
         "k": k,
         "rerank": 2 * k,
         **RANKING,
