@@ -24,7 +24,8 @@ _WORD = re.compile(r"\w+", re.UNICODE)
 _STOPWORDS = frozenset(
     "a an the and or but if of to in on at by for with from as is are was were be been being it its this that "
     "these those i you he she we they me my your our their his her them do does did have has had not no so "
-    "than then there here what which who whom when where why how all any some can could would should will".split()
+    "than then there here what which who whom when where why how all any some can could would should will "
+    "about into after before during".split()
 )
 
 
@@ -118,3 +119,98 @@ def _with_markers(sentence: str, markers: list[int]) -> str:
     if match:
         return f"{sentence[: match.start()]} {tags}{match.group(0)}"
     return f"{sentence} {tags}"
+
+
+# --- Whose is it? ----------------------------------------------------------------------------------
+# Notes often speak of several people, and "what did Caroline realise after her race?" finds the
+# passage where *Melanie* tells of *her* race: every word matches except the person. A small model
+# then answers confidently about the wrong person. So when a question names people, the line that
+# best matches the answer (and the question) must be about one of them: said by them in the first
+# person, addressed to them, or naming them. Calibrated on LoCoMo dev with the reference answers
+# standing in for the model's (bench/answers.py --person-check): it turns away 65% of the
+# questions built on a swapped person and 7% of the answerable ones.
+PERSON_MIN_COVERAGE = 0.4  # below this no line speaks to the answer: the check has no opinion
+QUESTION_WEIGHT = 0.5  # the question's words count half as much as the answer's in finding the line
+_NAME = re.compile(r"\b([A-Z][a-z]+)(?:'s|’s)?\b")
+_NOT_NAMES = frozenset(
+    "I January February March April May June July August September October November December "
+    "Monday Tuesday Wednesday Thursday Friday Saturday Sunday".split()
+)
+_FIRST_PERSON = re.compile(r"\b(i|i'm|i've|i'd|i'll|me|my|mine|myself|we|our|us)\b", re.IGNORECASE)
+_SECOND_PERSON = re.compile(r"\b(you|your|yours|you're|you've|yourself)\b", re.IGNORECASE)
+_SPEAKER = re.compile(r"^([A-Z][\w.'-]*(?: [A-Z][\w.'-]*)?):\s")
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
+
+
+def names_in(text: str) -> set[str]:
+    """Capitalised words that are not the text's first word, a month or a weekday: likely names."""
+    return {
+        match.group(1)
+        for match in _NAME.finditer(text)
+        if match.start() > 0 and match.group(1) not in _NOT_NAMES and match.group(1).lower() not in _STOPWORDS
+    }
+
+
+def about_someone_else(question: str, answer: str, passages: list[str]) -> bool:
+    """Whether the passage line that best matches `answer` is about none of the people `question` names."""
+    names = names_in(question)
+    lowered = {name.lower() for name in names}
+    answer_words = _stems(answer) - lowered
+    if not names or not answer_words or not passages:
+        return False
+    question_words = _stems(question) - lowered
+    best_score, best_people = 0.0, set()
+    for sentence, people in _lines_with_people(passages):
+        words = _stems(sentence)
+        score = len(answer_words & words) / len(answer_words)
+        score += QUESTION_WEIGHT * len(question_words & words) / max(1, len(question_words))
+        if score > best_score:
+            best_score, best_people = score, people
+    return best_score >= PERSON_MIN_COVERAGE and not names & best_people
+
+
+def _lines_with_people(passages: list[str]) -> list[tuple[str, set[str]]]:
+    """Each sentence with the people it is about: its speaker when they speak of themselves (or
+    address no one), the speakers around it when it says "you", and the names in it."""
+    result = []
+    for passage in passages:
+        turns = _turns(passage)
+        for index, (speaker, text) in enumerate(turns):
+            nearby = {other.split()[0] for other, _ in turns[max(0, index - 1) : index + 2] if other and other != speaker}
+            for sentence in _SENTENCE_END.split(text):
+                people = names_in(" " + sentence)
+                second = bool(_SECOND_PERSON.search(sentence))
+                if speaker and (_FIRST_PERSON.search(sentence) or not second):
+                    people.add(speaker.split()[0])
+                if second:
+                    people |= nearby
+                result.append((sentence, people))
+    return result
+
+
+def _turns(passage: str) -> list[tuple[str, str]]:
+    """`Name: text` lines as (speaker, text); other lines continue the turn before them."""
+    turns: list[tuple[str, str]] = []
+    for line in passage.split("\n"):
+        if not line.strip():
+            continue
+        match = _SPEAKER.match(line)
+        if match:
+            turns.append((match.group(1), line[match.end() :]))
+        elif turns:
+            turns[-1] = (turns[-1][0], turns[-1][1] + " " + line)
+        else:
+            turns.append(("", line))
+    return turns
+
+
+def _stems(text: str) -> set[str]:
+    """Content words with a crude suffix strip, so "realised" meets "realise" and "races" "race"."""
+    return {_stem(word) for word in content_words(text)}
+
+
+def _stem(word: str) -> str:
+    for suffix in ("ing", "ed", "es", "s"):
+        if len(word) > len(suffix) + 3 and word.endswith(suffix):
+            return word[: -len(suffix)]
+    return word

@@ -19,6 +19,7 @@ logger = logging.getLogger(__name__)
 # Without the model's own vocabulary a token is taken to be three characters: fewer than BPE
 # vocabularies average on English, so the estimate errs towards leaving a turn out.
 CHARS_PER_TOKEN_ESTIMATE = 3
+BROKEN_STREAM = "The chat model's answer broke off before it was finished."
 
 
 class ModelError(Exception):
@@ -38,6 +39,7 @@ async def chat_stream(messages: list[dict[str, str]], *, max_tokens: int) -> Asy
         timeout=float(settings.CHAT_TIMEOUT_SECONDS),
         max_retries=0,
     )
+    streaming = False
     try:
         stream = await client.chat.completions.create(
             model=settings.CHAT_MODEL,
@@ -46,19 +48,22 @@ async def chat_stream(messages: list[dict[str, str]], *, max_tokens: int) -> Asy
             temperature=0.0,
             max_tokens=max_tokens,
         )
+        streaming = True
         async for chunk in stream:
             if chunk.choices and chunk.choices[0].delta.content:
                 yield chunk.choices[0].delta.content
     except openai.APITimeoutError:
         raise ModelError("model_timeout", "The chat model took too long to answer.") from None
     except openai.APIConnectionError:
+        if streaming:  # the server answered, then the connection dropped
+            raise ModelError("model_stream_broken", BROKEN_STREAM) from None
         raise ModelError("model_unavailable", "The chat model server cannot be reached.") from None
     except openai.APIStatusError as exc:
         raise ModelError("model_error", f"The chat model server answered with an error ({exc.status_code}).") from None
     except (openai.APIError, httpx2.HTTPError):
         # A connection that drops mid-answer surfaces as an error of httpx2 (this openai release's
         # HTTP client, which it does not wrap while a stream is read), or as an APIError.
-        raise ModelError("model_stream_broken", "The chat model's answer broke off before it was finished.") from None
+        raise ModelError("model_stream_broken", BROKEN_STREAM) from None
     finally:
         await client.close()
 
