@@ -1,0 +1,429 @@
+"""LoCoMo answers (issue 5), through `POST /api/ask` as Server-Sent Events.
+
+Each conversation of `locomo_dev.json` becomes a user and each session a note (as in `bench.locomo`);
+then a sample of questions — the same number from each category, spread over the conversations — is
+asked. Reported:
+
+- category 5 (the answer is not in the conversation): the share of answers that abstain;
+- categories 1–4: the share that do not abstain, and token F1 against the reference answer as LoCoMo
+  defines it (lower-case, punctuation and articles stripped, tokens compared; multi-hop answers are
+  compared part by part, split at commas);
+- the share of the model's citation markers that passed the citation check;
+- time to first token and to the last token as the client sees them (p50, p95), and the time the
+  model server itself needs to read the same prompts (each stored prompt sent again with
+  `max_tokens=1`), so the app's own overhead is visible.
+
+    python -m bench answers --per-category 20                  # in process: bench DB, worker, daphne
+    python -m bench answers --url http://127.0.0.1:8000        # a running app (no server prompt times)
+    python -m bench answers --person-check                     # calibrates the person check, no model
+    python -m bench answers --regrade var/bench/answers-….json # the check's thresholds on stored answers
+
+An in-process run also writes every question's model answer (before the check) and the passages it
+was given to `var/bench/answers-<model>.json`; `--regrade` runs the citation check and the person
+check again on those with other thresholds, which calibrates them on the model's real answers
+without asking the model again.
+
+`--person-check` runs every question's retrieval in process and applies the citation check's
+person test (chat/grounding.py `about_someone_else`) with the reference answer standing in for the
+model's — for category 5 the adversarial answer, which is what a fooled model says.
+
+The chat model is whatever OPENAI_BASE_URL serves; `python -m secondbrain.stack bench answers` with
+`CHAT_MODEL_PATH` set to another GGUF measures another local model.
+"""
+
+import argparse
+import json
+import os
+import re
+import socket
+import statistics
+import string
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from collections import Counter, defaultdict
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from bench.common import percentile
+from bench.locomo import DATA, HttpApi, conversations, ingest
+
+CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop", 5: "not in notes"}
+_MARKER = re.compile(r"\s*\[\d{1,3}\]")
+
+
+@dataclass(frozen=True)
+class Asked:
+    sample_id: str
+    text: str
+    category: int
+    reference: str
+
+
+@dataclass
+class Outcome:
+    asked: Asked
+    answer: str = ""
+    abstained: bool = False
+    f1: float = 0.0
+    first_token: float | None = None
+    last_token: float = 0.0
+    markers_claimed: int = 0
+    markers_kept: int = 0
+    message_id: int | None = None
+    error: str = ""
+
+
+# --- LoCoMo's answer metric -----------------------------------------------------------------------
+
+
+def normalize(text: str) -> str:
+    text = _MARKER.sub("", text).lower().replace(",", " ")
+    text = "".join(character for character in text if character not in set(string.punctuation))
+    text = re.sub(r"\b(a|an|the|and)\b", " ", text)
+    return " ".join(text.split())
+
+
+def token_f1(prediction: str, reference: str) -> float:
+    predicted, wanted = normalize(prediction).split(), normalize(reference).split()
+    common = sum((Counter(predicted) & Counter(wanted)).values())
+    if not common:
+        return 0.0
+    precision, recall = common / len(predicted), common / len(wanted)
+    return 2 * precision * recall / (precision + recall)
+
+
+def answer_f1(prediction: str, reference: str, category: int) -> float:
+    """LoCoMo's scoring: multi-hop references are lists, each part matched by its best predicted part."""
+    if category == 3:
+        reference = reference.split(";")[0]
+    if category != 1:
+        return token_f1(prediction, reference)
+    parts = [part for part in prediction.split(",") if part.strip()] or [prediction]
+    wanted = [part for part in reference.split(",") if part.strip()]
+    return statistics.mean(max(token_f1(part, piece) for part in parts) for piece in wanted)
+
+
+# --- The sample ------------------------------------------------------------------------------------
+
+
+def sample(per_category: int, path: Path = DATA) -> list[Asked]:
+    """`per_category` questions of each category, taken from the conversations in turn."""
+    by_category: dict[int, list[list[Asked]]] = defaultdict(list)
+    for item in json.loads(path.read_text()):
+        questions = defaultdict(list)
+        for qa in item["qa"]:
+            reference = str(qa.get("answer", qa.get("adversarial_answer", "")))
+            questions[qa["category"]].append(Asked(item["sample_id"], qa["question"], qa["category"], reference))
+        for category, asked in questions.items():
+            by_category[category].append(asked)
+    chosen = []
+    for category in sorted(CATEGORIES):
+        pools = by_category[category]
+        taken = 0
+        for index in range(max(map(len, pools))):
+            for pool in pools:
+                if index < len(pool) and taken < per_category:
+                    chosen.append(pool[index])
+                    taken += 1
+    return chosen
+
+
+# --- Asking ----------------------------------------------------------------------------------------
+
+
+def ask(base_url: str, token: str, asked: Asked) -> Outcome:
+    """One question as SSE; times are from sending the request."""
+    outcome = Outcome(asked)
+    request = urllib.request.Request(
+        base_url.rstrip("/") + "/api/ask",
+        data=json.dumps({"question": asked.text}).encode(),
+        headers={"Content-Type": "application/json", "Accept": "text/event-stream", "Authorization": f"Bearer {token}"},
+        method="POST",
+    )
+    started = time.perf_counter()
+    with urllib.request.urlopen(request, timeout=600) as response:
+        for kind, event in _events(response):
+            if kind == "token" and outcome.first_token is None:
+                outcome.first_token = time.perf_counter() - started
+            elif kind == "error":
+                outcome.error = event.get("code", "error")
+            elif kind == "done":
+                outcome.last_token = time.perf_counter() - started
+                outcome.answer, outcome.abstained = event["answer"], event["abstained"]
+                outcome.message_id = event["message_id"]
+                check = event.get("check") or {}
+                outcome.markers_claimed = check.get("markers_claimed", 0)
+                outcome.markers_kept = check.get("markers_kept", 0)
+    if not outcome.abstained:
+        outcome.f1 = answer_f1(outcome.answer, asked.reference, asked.category)
+    return outcome
+
+
+def _events(response: Any) -> Iterator[tuple[str, dict[str, Any]]]:
+    kind, data = "", ""
+    for raw in response:
+        line = raw.decode().rstrip("\n")
+        if line.startswith("event: "):
+            kind = line[7:]
+        elif line.startswith("data: "):
+            data = line[6:]
+        elif not line and kind:
+            yield kind, json.loads(data)
+            kind, data = "", ""
+
+
+def server_prompt_seconds(message_ids: list[int]) -> list[float]:
+    """Send each stored prompt to the model server again, `max_tokens=1`: the server's own reading time."""
+    import openai
+    from django.conf import settings
+
+    from chat.models import Message
+
+    client = openai.OpenAI(base_url=settings.OPENAI_BASE_URL, api_key=settings.OPENAI_API_KEY, max_retries=0)
+    seconds = []
+    for message in Message.objects.filter(pk__in=message_ids).exclude(trace__prompt=None):
+        started = time.perf_counter()
+        client.chat.completions.create(
+            model=settings.CHAT_MODEL, messages=message.trace["prompt"], max_tokens=1, temperature=0.0
+        )
+        seconds.append(time.perf_counter() - started)
+    return seconds
+
+
+# --- Report ----------------------------------------------------------------------------------------
+
+
+def report(outcomes: list[Outcome], server_seconds: list[float], log: Any = print) -> None:
+    model = os.environ.get("CHAT_MODEL") or "the configured model"
+    log(f"LoCoMo dev answers through POST /api/ask ({model}), {len(outcomes)} questions:")
+    answerable = [o for o in outcomes if o.asked.category != 5]
+    unanswerable = [o for o in outcomes if o.asked.category == 5]
+    if unanswerable:
+        log(f"  category 5 abstained: {sum(o.abstained for o in unanswerable) / len(unanswerable):.0%} of {len(unanswerable)}")
+    if answerable:
+        answered = [o for o in answerable if not o.abstained]
+        log(f"  categories 1-4 answered: {len(answered) / len(answerable):.0%} of {len(answerable)}")
+        log(f"  token F1 over 1-4 (an abstention scores 0): {statistics.mean(o.f1 for o in answerable):.3f}")
+        for category in (1, 2, 3, 4):
+            scored = [o.f1 for o in answerable if o.asked.category == category]
+            if scored:
+                log(f"    {CATEGORIES[category]:<12} F1 {statistics.mean(scored):.3f} ({len(scored)})")
+    claimed = sum(o.markers_claimed for o in outcomes)
+    kept = sum(o.markers_kept for o in outcomes)
+    log(f"  citation markers written by the model that passed the check: {kept}/{claimed}" + (f" ({kept / claimed:.0%})" if claimed else ""))
+    errors = Counter(o.error for o in outcomes if o.error)
+    if errors:
+        log(f"  errors: {dict(errors)}")
+    firsts = [o.first_token for o in outcomes if o.first_token is not None and not o.abstained]
+    lasts = [o.last_token for o in outcomes if not o.abstained]
+    if firsts:
+        log(f"  first token: p50 {statistics.median(firsts):.2f} s, p95 {percentile(firsts, 0.95):.2f} s (answered questions)")
+        log(f"  last token:  p50 {statistics.median(lasts):.2f} s, p95 {percentile(lasts, 0.95):.2f} s")
+    if server_seconds:
+        log(
+            f"  model server reading the same prompts (max_tokens=1): p50 {statistics.median(server_seconds):.2f} s, "
+            f"p95 {percentile(server_seconds, 0.95):.2f} s"
+        )
+
+
+def run(base_url: str, per_category: int, *, log: Any = print) -> list[Outcome]:
+    chosen = sample(per_category)
+    needed = {asked.sample_id for asked in chosen}
+    api = HttpApi(base_url)
+    tokens = {}
+    for conversation in conversations():
+        if conversation.sample_id in needed:
+            started = time.perf_counter()
+            tokens[conversation.sample_id] = ingest(api, conversation)
+            log(f"{conversation.sample_id}: ingested in {time.perf_counter() - started:.1f} s")
+    outcomes = []
+    for number, asked in enumerate(chosen, start=1):
+        outcome = ask(base_url, tokens[asked.sample_id], asked)
+        outcomes.append(outcome)
+        verdict = "abstained" if outcome.abstained else f"F1 {outcome.f1:.2f}"
+        log(f"[{number}/{len(chosen)}] cat {asked.category} {verdict} {outcome.last_token:.1f} s | {asked.text} → {outcome.answer[:100]!r} (ref {asked.reference[:60]!r})")
+    return outcomes
+
+
+# --- In process: a bench database, a worker thread and daphne on it --------------------------------
+
+
+@contextmanager
+def app_server() -> Iterator[str]:
+    from celery.contrib.testing.worker import start_worker
+    from django.db import connection
+
+    from bench.common import bench_database, setup_django
+
+    setup_django()
+    with bench_database():
+        from secondbrain.celery import app
+
+        settings_dict = connection.settings_dict
+        database_url = f"postgresql://{settings_dict['USER']}@/{settings_dict['NAME']}?host={settings_dict['HOST']}"
+        port = _free_port()
+        with start_worker(app, pool="solo", perform_ping_check=False, queues=["ingest"], loglevel="WARNING"):
+            with tempfile.TemporaryFile("w+") as log:
+                server = subprocess.Popen(
+                    [sys.executable, "-m", "daphne", "-b", "127.0.0.1", "-p", str(port), "secondbrain.asgi:application"],
+                    env={**os.environ, "DATABASE_URL": database_url, "DB_CONN_MAX_AGE": "0"},
+                    stdout=log,
+                    stderr=subprocess.STDOUT,
+                )
+                try:
+                    _wait_for_port(port, server)
+                    yield f"http://127.0.0.1:{port}"
+                finally:
+                    server.terminate()
+                    server.wait(timeout=20)
+            connection.close()
+            with connection.cursor() as cursor:  # the worker thread's connections must go before the drop
+                cursor.execute(
+                    "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+                    "WHERE datname = current_database() AND pid <> pg_backend_pid()"
+                )
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def _wait_for_port(port: int, server: subprocess.Popen[Any]) -> None:
+    deadline = time.monotonic() + 60
+    while True:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=1).close()
+            return
+        except OSError:
+            if server.poll() is not None or time.monotonic() > deadline:
+                raise RuntimeError("daphne did not start") from None
+            time.sleep(0.2)
+
+
+def dump(outcomes: list[Outcome], path: Path) -> None:
+    """Each answered question with the model's own answer and the passages it was given (in order)."""
+    from chat.models import Message
+    from ingestion.models import Chunk
+
+    records = []
+    for outcome in outcomes:
+        message = Message.objects.filter(pk=outcome.message_id).first() if outcome.message_id else None
+        if message is None:
+            continue
+        ids = [passage["chunk_id"] for passage in message.trace.get("passages", [])]
+        texts = dict(Chunk.objects.filter(pk__in=ids).values_list("pk", "text"))
+        records.append(
+            {
+                "question": outcome.asked.text,
+                "category": outcome.asked.category,
+                "reference": outcome.asked.reference,
+                "model_answer": message.citation_check.get("model_answer", ""),
+                "abstained_by": message.citation_check.get("abstained_by", ""),
+                "answer": outcome.answer,
+                "passages": [texts[chunk_id] for chunk_id in ids if chunk_id in texts],
+            }
+        )
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(records, indent=1))
+
+
+def regrade(path: Path, log: Any = print) -> None:
+    """The stored answers checked again at several support thresholds, with and without the person check."""
+    from bench.common import setup_django
+
+    setup_django()
+    from chat import grounding, services
+
+    records = json.loads(path.read_text())
+    log(f"{path.name}: {len(records)} answers; model abstained on {sum(r['abstained_by'] == 'model' for r in records)}")
+    log("threshold person | cat5 abstained | 1-4 answered | F1 1-4 | markers kept")
+    for threshold in (0.0, 0.3, 0.35, 0.4, 0.45, 0.5, 0.55):
+        grounding.SUPPORT_THRESHOLD = threshold
+        for person in (False, True):
+            abstained: dict[int, list[bool]] = defaultdict(list)
+            scores: list[float] = []
+            claimed = kept = 0
+            for record in records:
+                grounded = services._finish(question=record["question"] if person else "", answer=record["model_answer"], hits=[_Passage(text) for text in record["passages"]])
+                gave_up = "abstained_by" in grounded.check
+                abstained[record["category"]].append(gave_up)
+                claimed += grounded.check.get("markers_claimed", 0)
+                kept += grounded.check.get("markers_kept", 0)
+                if record["category"] != 5:
+                    scores.append(0.0 if gave_up else answer_f1(grounded.text, record["reference"], record["category"]))
+            five = abstained.get(5, [])
+            answerable = [value for category, values in abstained.items() if category != 5 for value in values]
+            log(
+                f"  {threshold:.2f}  {'yes' if person else 'no ':<6} | {sum(five) / max(1, len(five)):>13.0%} | "
+                f"{1 - sum(answerable) / max(1, len(answerable)):>12.0%} | {statistics.mean(scores or [0]):.3f} | {kept}/{claimed}"
+            )
+
+
+@dataclass(frozen=True)
+class _Passage:
+    """What `services._finish` reads of a hit."""
+
+    text: str
+
+
+def person_check(log: Any = print) -> None:
+    from bench.locomo import in_process
+
+    with in_process() as api:
+        from accounts.models import User
+        from chat import grounding, selectors, services
+        from django.conf import settings
+
+        tokens = {conversation.sample_id: ingest(api, conversation) for conversation in conversations()}
+        del tokens  # the users exist now; retrieval runs as them directly
+        turned_away: dict[int, list[bool]] = defaultdict(list)
+        for asked in sample(10_000):
+            user = User.objects.filter(username__startswith=f"locomo-{asked.sample_id}-").get()
+            retrieval = selectors.retrieve(owner=user, query=asked.text, k=settings.ANSWER_CONTEXT_PASSAGES)
+            passages = [hit.text for hit in services._relevant(retrieval)]
+            turned_away[asked.category].append(grounding.about_someone_else(asked.text, asked.reference, passages))
+    log("Person check on LoCoMo dev (reference answers standing in for the model's): share turned away")
+    for category in sorted(turned_away):
+        values = turned_away[category]
+        log(f"  {CATEGORIES[category]:<12} {sum(values) / len(values):.0%} of {len(values)}")
+    answerable = [value for category, values in turned_away.items() if category != 5 for value in values]
+    log(f"  categories 1-4 together: {sum(answerable) / len(answerable):.0%} of {len(answerable)}")
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(prog="python -m bench answers", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--url", help="a running app's base URL; default: in process")
+    parser.add_argument("--per-category", type=int, default=20, help="questions asked per category (default 20)")
+    parser.add_argument("--person-check", action="store_true", help="calibrate the person check (no model)")
+    parser.add_argument("--regrade", type=Path, help="check a run's stored answers again at several thresholds")
+    args = parser.parse_args(argv or [])
+    if args.regrade:
+        regrade(args.regrade)
+        return
+    if args.person_check:
+        person_check()
+        return
+    if args.url:
+        report(run(args.url, args.per_category), [])
+        return
+    with app_server() as base_url:
+        outcomes = run(base_url, args.per_category)
+        server_seconds = server_prompt_seconds([o.message_id for o in outcomes if o.message_id and not o.abstained])
+        from django.conf import settings
+
+        stored = Path(settings.BASE_DIR) / "var" / "bench" / f"answers-{settings.CHAT_MODEL}.json"
+        dump(outcomes, stored)
+    report(outcomes, server_seconds)
+    print(f"  answers and passages: {stored} (python -m bench answers --regrade {stored})")
+
+
+if __name__ == "__main__":
+    main()
