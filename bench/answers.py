@@ -47,6 +47,7 @@ from collections import Counter, defaultdict
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -319,7 +320,12 @@ def dump(outcomes: list[Outcome], path: Path) -> None:
         if message is None:
             continue
         ids = [passage["chunk_id"] for passage in message.trace.get("passages", [])]
-        texts = dict(Chunk.objects.filter(pk__in=ids).values_list("pk", "text"))
+        chunks = {
+            pk: {"text": text, "source_title": title, "occurred_at": when.isoformat(), "anchor": anchor}
+            for pk, text, title, when, anchor in Chunk.objects.filter(pk__in=ids).values_list(
+                "pk", "text", "source__title", "occurred_at", "anchor"
+            )
+        }
         records.append(
             {
                 "question": outcome.asked.text,
@@ -328,7 +334,7 @@ def dump(outcomes: list[Outcome], path: Path) -> None:
                 "model_answer": message.citation_check.get("model_answer", ""),
                 "abstained_by": message.citation_check.get("abstained_by", ""),
                 "answer": outcome.answer,
-                "passages": [texts[chunk_id] for chunk_id in ids if chunk_id in texts],
+                "passages": [chunks[chunk_id] for chunk_id in ids if chunk_id in chunks],
             }
         )
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -352,7 +358,7 @@ def regrade(path: Path, log: Any = print) -> None:
             scores: list[float] = []
             claimed = kept = 0
             for record in records:
-                grounded = services._finish(question=record["question"] if person else "", answer=record["model_answer"], hits=[_Passage(text) for text in record["passages"]])
+                grounded = services._finish(question=record["question"] if person else "", answer=record["model_answer"], hits=[_Passage.of(passage) for passage in record["passages"]])
                 gave_up = "abstained_by" in grounded.check
                 abstained[record["category"]].append(gave_up)
                 claimed += grounded.check.get("markers_claimed", 0)
@@ -372,6 +378,13 @@ class _Passage:
     """What `services._finish` reads of a hit."""
 
     text: str
+    source_title: str
+    occurred_at: datetime
+    anchor: dict[str, Any]
+
+    @classmethod
+    def of(cls, stored: dict[str, Any]) -> "_Passage":
+        return cls(stored["text"], stored["source_title"], datetime.fromisoformat(stored["occurred_at"]), stored["anchor"])
 
 
 def person_check(log: Any = print) -> None:

@@ -20,7 +20,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from accounts.models import User
-from chat import grounding, llm, selectors
+from chat import grounding, llm, selectors, temporal
 from chat.models import Citation, Conversation, Message
 from chat.selectors import Hit, Retrieval
 from ingestion.models import anchor_label
@@ -137,7 +137,7 @@ async def answer_stream(
         )
         raise
     turn.mark("last_token")
-    grounded = await sync_to_async(_finish)(question=question, answer="".join(parts), hits=relevant)
+    grounded = await sync_to_async(_finish)(question=question, answer="".join(parts), hits=relevant, zone=user.zone)
     turn.mark("grounded")
     message = await sync_to_async(_answer_store)(turn=turn, text=grounded.text, hits=relevant, grounded=grounded)
     citations = await sync_to_async(_citations_payload)(message=message)
@@ -317,7 +317,7 @@ def _prompt(
     user's message (four layouts tried), and answered the question when they came here.
     """
     sources = "\n\n".join(
-        f"[{number}] {_source_header(hit, zone)}\n{_defanged(hit.text)}" for number, hit in enumerate(hits, start=1)
+        f"[{number}] {_source_header(hit, zone)}\n{_as_read(hit, zone)}" for number, hit in enumerate(hits, start=1)
     )
     # The model cannot know what "last week" was; it is told the dates the sources were chosen from.
     when = f"\nThe sources were chosen for this time: {range_label}." if range_label else ""
@@ -326,6 +326,13 @@ def _prompt(
         *history,
         {"role": "user", "content": question},
     ]
+
+
+def _as_read(hit: Hit, zone: tzinfo) -> str:
+    """The passage as the model reads it, and as its answer is checked against: relative dates
+    resolved from the day the source was made ("yesterday (7 May 2023)"), orders to an assistant
+    left out."""
+    return _defanged(temporal.with_dates(hit.text, hit.occurred_at.astimezone(zone).date()))
 
 
 def _defanged(text: str) -> str:
@@ -349,7 +356,7 @@ def _source_header(hit: Hit, zone: tzinfo) -> str:
     return f"{hit.source_title} ({day.day} {day:%B %Y}{', ' + where if where else ''})"
 
 
-def _finish(*, question: str, answer: str, hits: list[Hit]) -> grounding.Grounded:
+def _finish(*, question: str, answer: str, hits: list[Hit], zone: tzinfo = UTC) -> grounding.Grounded:
     """The answer as stored: sentences its passages support, with checked markers — or an abstention.
 
     It abstains when the model did, when no sentence is supported, or when the passage line the
@@ -359,7 +366,7 @@ def _finish(*, question: str, answer: str, hits: list[Hit]) -> grounding.Grounde
     if _is_abstention(answer):
         return grounding.Grounded(ABSTAIN_TEXT, [], {"model_answer": answer, "abstained_by": "model"})
     passages = [hit.text for hit in hits]
-    grounded = grounding.ground(answer, passages)
+    grounded = grounding.ground(answer, [f"{_source_header(hit, zone)}\n{_as_read(hit, zone)}" for hit in hits])
     check = {"model_answer": answer, **grounded.check}
     if not grounded.text:
         return grounding.Grounded(ABSTAIN_TEXT, [], {**check, "abstained_by": "check"})

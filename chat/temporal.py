@@ -251,6 +251,12 @@ _RULES = [
     _rule(_YEAR, _year, needs_introducer=True),
 ]  # fmt: skip
 
+# Expressions that count from the day they are said ("yesterday", "two weeks ago", "last month");
+# a weekday counts only with "last" or "past" before it ("on Friday" may be the coming one).
+_RELATIVE = _RULES[:7]
+_WEEKDAY_RULE = _RULES[6]
+_PAST = re.compile(r"^(?:last|this\s+past|past)\s", re.IGNORECASE)
+
 # What may sit between the two ends of a range, and what opens or closes a range.
 _JOINER = re.compile(r"\s*(?:-|–|—|to|and|until|till|through|thru)\s*", re.IGNORECASE)
 _RANGE_START = re.compile(r"\b(?:between|from)\s+$", re.IGNORECASE)
@@ -452,6 +458,26 @@ def clock_of(question: str) -> Clock:
 def is_topical(text: str) -> bool:
     """Whether `text` has anything to search for besides filler ("what did I add?" has not)."""
     return _topical(text)
+
+
+def with_dates(text: str, said_on: date) -> str:
+    """`text` with the date after each expression that counts from the day it was said.
+
+    "I went to the support group yesterday" in a note of 8 May 2023 reads "… yesterday (7 May
+    2023)": a reader (or a small model) who sees the passage apart from its note's date cannot work
+    that out, and "when did I …?" wants the date.
+    """
+    out, done = [], 0
+    for found in _expressions(text, said_on):
+        if found.rule not in _RELATIVE or (found.rule is _WEEKDAY_RULE and not _PAST.match(found.match.group(0))):
+            continue
+        span = found.span(said_on)
+        if span is None:
+            continue
+        label, _ = _dates_label(span[0], span[1] - timedelta(days=1))
+        out.append(f"{text[done : found.end]} ({label})")
+        done = found.end
+    return "".join(out) + text[done:]
 
 
 # --- Describing a range to people ---------------------------------------------------------------------

@@ -4,7 +4,7 @@ from datetime import UTC, datetime
 from zoneinfo import ZoneInfo
 
 from chat.selectors import Hit
-from chat.services import _prompt
+from chat.services import _finish, _prompt
 
 
 def test_sources_are_numbered_and_dated_in_the_persons_zone() -> None:
@@ -16,3 +16,19 @@ def test_sources_are_numbered_and_dated_in_the_persons_zone() -> None:
     tokyo = _prompt(question="What budget?", hits=[late], history=[], zone=ZoneInfo("Asia/Tokyo"))[0]["content"]
     assert "[1] Budget call (3 May 2026, 1:05)\nWe agreed on 40k." in utc
     assert "[1] Budget call (4 May 2026, 1:05)" in tokyo
+
+
+def test_dates_said_relative_to_the_source_are_resolved_for_the_model_and_the_check() -> None:
+    memo = Hit(
+        chunk_id=2, source_id=2, source_title="Evening memo", kind="note", score=1.0, similarity=0.9, text_rank=0.0,
+        text="I went to the support group yesterday. See you on Friday! Last Friday two of us ran. Last month was long.",
+        occurred_at=datetime(2023, 5, 8, 22, 30, tzinfo=UTC), anchor={},
+    )  # fmt: skip
+    seen = _prompt(question="When did I go to the support group?", hits=[memo], history=[], zone=ZoneInfo("Asia/Tokyo"))
+    # 22:30 UTC on the 8th is the 9th in Tokyo, so "yesterday" there was the 8th.
+    assert "support group yesterday (8 May 2023)." in seen[0]["content"]
+    assert "See you on Friday!" in seen[0]["content"]  # a bare weekday may be the coming one: left alone
+    assert "Last Friday (5 May 2023) two of us ran. Last month (April 2023) was long." in seen[0]["content"]
+    # An answer that gives the resolved date is supported by the passage it came from.
+    grounded = _finish(question="When did I go to the support group?", answer="On 8 May 2023 [1].", hits=[memo], zone=ZoneInfo("Asia/Tokyo"))
+    assert grounded.text == "On 8 May 2023 [1]." and grounded.markers == [1]
