@@ -166,18 +166,22 @@ def about_someone_else(question: str, answer: str, passages: list[str]) -> bool:
         score += QUESTION_WEIGHT * len(question_words & words) / max(1, len(question_words))
         if score > best_score:
             best_score, best_people = score, people
-    return best_score >= PERSON_MIN_COVERAGE and not names & best_people
+    # A line about no one in particular ("It was a great day") cannot be about someone else.
+    return best_score >= PERSON_MIN_COVERAGE and bool(best_people) and not names & best_people
 
 
 def _lines_with_people(passages: list[str]) -> list[tuple[str, set[str]]]:
-    """Each sentence with the people it is about: its speaker when they speak of themselves (or
-    address no one), the speakers around it when it says "you", and the names in it."""
+    """Each statement with the people it is about: its speaker when they speak of themselves (or
+    address no one), the speakers around it when it says "you", and the names in it. Questions
+    are left out."""
     result = []
     for passage in passages:
         turns = _turns(passage)
         for index, (speaker, text) in enumerate(turns):
             nearby = {other.split()[0] for other, _ in turns[max(0, index - 1) : index + 2] if other and other != speaker}
             for sentence in _SENTENCE_END.split(text):
+                if sentence.rstrip().endswith("?"):
+                    continue  # a question asserts nothing an answer could rest on
                 people = names_in(" " + sentence)
                 second = bool(_SECOND_PERSON.search(sentence))
                 if speaker and (_FIRST_PERSON.search(sentence) or not second):

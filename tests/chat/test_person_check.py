@@ -1,0 +1,47 @@
+"""The person check: an answer resting on a line about someone other than the person asked about.
+
+LoCoMo's "not in the notes" questions are mostly real questions with the person swapped: the notes
+tell of Melanie's race, the question asks what Caroline realised after hers.
+"""
+
+from chat.grounding import about_someone_else
+
+TALK = """Caroline and Melanie — session 4
+
+Melanie: I ran a charity race for mental health last Saturday. It made me realise self-care is really important.
+
+Caroline: That's amazing! Did you train for it long?
+
+Melanie: For two months. You love running too, so come along next time."""
+
+
+def test_an_answer_from_a_line_about_someone_else_is_caught() -> None:
+    question = "What did Caroline realize after her charity race?"
+    assert about_someone_else(question, "She realised self-care is really important.", [TALK])
+
+
+def test_an_answer_about_the_person_asked_about_passes() -> None:
+    question = "What did Melanie realize after her charity race?"
+    assert not about_someone_else(question, "She realised self-care is really important.", [TALK])
+
+
+def test_you_points_at_the_other_speaker() -> None:
+    # "you love running" is Melanie telling Caroline about Caroline.
+    assert not about_someone_else("What does Caroline love?", "Caroline loves running.", [TALK])
+    assert about_someone_else("What does Melanie love?", "She loves running.", [TALK])
+
+
+def test_questions_in_the_notes_assert_nothing() -> None:
+    # Tim's question shares more words with the answer than John's reply does (LoCoMo conv-43).
+    passages = [
+        "Tim: It's awesome how our passions shape our lives. Do you have any big goals for your basketball career?",
+        "John: Yeah! Winning a championship is my number one goal. I also want to make a difference off the court.",
+    ]
+    question = "What are John's goals with regards to his basketball career?"
+    answer = "John's goals for his basketball career are winning a championship and making a difference."
+    assert not about_someone_else(question, answer, passages)
+
+
+def test_without_names_or_a_matching_line_it_has_no_opinion() -> None:
+    assert not about_someone_else("What did I realise after the race?", "Self-care is important.", [TALK])
+    assert not about_someone_else("What is Caroline's favourite colour?", "Teal.", [TALK])
