@@ -19,7 +19,8 @@ from ingestion.embeddings import embed_texts
 # LoCoMo examples (supported sentences score 0.6-0.9, unrelated ones under 0.3).
 SUPPORT_THRESHOLD = 0.45
 _MARKER = re.compile(r"\s*\[(\d{1,3})\]")
-_SENTENCE = re.compile(r"(?<=[.!?])\s+")
+# A sentence ends at . ! or ? and a space, but not after an initial ("C. S. Lewis") or a title ("Dr. Lee").
+_SENTENCE = re.compile(r"(?<=[.!?])(?<!\b[A-Z]\.)(?<!\b(?:Mr|Ms|Dr|St)\.)(?<!\bMrs\.)\s+")
 _WORD = re.compile(r"\w+", re.UNICODE)
 _STOPWORDS = frozenset(
     "a an the and or but if of to in on at by for with from as is are was were be been being it its this that "
@@ -139,7 +140,6 @@ _NOT_NAMES = frozenset(
 _FIRST_PERSON = re.compile(r"\b(i|i'm|i've|i'd|i'll|me|my|mine|myself|we|our|us)\b", re.IGNORECASE)
 _SECOND_PERSON = re.compile(r"\b(you|your|yours|you're|you've|yourself)\b", re.IGNORECASE)
 _SPEAKER = re.compile(r"^([A-Z][\w.'-]*(?: [A-Z][\w.'-]*)?):\s")
-_SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
 
 
 def names_in(text: str) -> set[str]:
@@ -179,7 +179,7 @@ def _lines_with_people(passages: list[str]) -> list[tuple[str, set[str]]]:
         turns = _turns(passage)
         for index, (speaker, text) in enumerate(turns):
             nearby = {other.split()[0] for other, _ in turns[max(0, index - 1) : index + 2] if other and other != speaker}
-            for sentence in _SENTENCE_END.split(text):
+            for sentence in _SENTENCE.split(text):
                 if sentence.rstrip().endswith("?"):
                     continue  # a question asserts nothing an answer could rest on
                 people = names_in(" " + sentence)
