@@ -33,6 +33,9 @@ CANDIDATES_PER_RESULT = 4
 # term counted once (bench/scale.py: reading every match's tsvector made 1M-chunk searches 3x slower).
 SHORTLIST_PER_CANDIDATE = 2
 MAX_TERMS = 32  # a question's first distinct terms: each costs an index scan
+# The owner's terms of a passage ("42 budget"): the expression of the GIN index `chunk_owner_terms_gin`
+# (ingestion/models.py), spelt exactly so for the planner to use it.
+OWNER_TERMS = "chunk_owner_terms(c.owner_id, c.search)"
 # Notes tell of events after they happen ("last month the roofer came"): a content-time search reads
 # on past the range's end by its own length, within these bounds.
 GRACE_MIN = timedelta(days=7)
@@ -72,14 +75,15 @@ terms AS (
     LIMIT %(max_terms)s
 ),
 postings AS (
-    -- One index scan per query term: the passages holding it. Their tsvectors are not read (they
-    -- live out of line, in TOAST, behind the inline embedding); the stored size of the text stands
-    -- for a passage's length, which its TOAST pointer holds.
+    -- One index scan per query term: the owner's passages holding it (the GIN's keys are "owner
+    -- lexeme", so no other user's postings are read). Their tsvectors are not read (they live out of
+    -- line, in TOAST, behind the inline embedding); the stored size of the text stands for a
+    -- passage's length, which its TOAST pointer holds.
     SELECT p.id, t.lexeme, octet_length(p.text) AS len
     FROM terms t
     CROSS JOIN LATERAL (
         SELECT c.id, c.text FROM ingestion_chunk c
-        WHERE {{filters}} AND c.search @@ quote_literal(t.lexeme)::tsquery
+        WHERE {{filters}} AND {OWNER_TERMS} @> ARRAY[%(owner)s::text || ' ' || t.lexeme]
     ) p
 ),
 frequency AS (
@@ -198,10 +202,16 @@ def _names(text: str) -> list[str]:
 
 
 _SPEAKERS_SQL = f"""
-SELECT name FROM unnest(%(names)s::text[]) AS name
-WHERE EXISTS (
+SELECT name FROM unnest(%(names)s::text[]) AS name,
+LATERAL (
+    SELECT ARRAY(
+        SELECT %(owner)s::text || ' ' || lexeme
+        FROM unnest(tsvector_to_array(to_tsvector('{SEARCH_CONFIG}', name))) AS lexeme
+    ) AS keys
+) k
+WHERE cardinality(k.keys) > 0 AND EXISTS (
     SELECT 1 FROM ingestion_chunk c
-    WHERE c.owner_id = %(owner)s AND c.search @@ plainto_tsquery('{SEARCH_CONFIG}', name)
+    WHERE c.owner_id = %(owner)s AND {OWNER_TERMS} @> k.keys
       AND (starts_with(c.text, name || ': ') OR strpos(c.text, E'\\n' || name || ': ') > 0)
 )
 """

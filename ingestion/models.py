@@ -1,9 +1,11 @@
 from typing import Any
 
 from django.conf import settings
+from django.contrib.postgres.fields import ArrayField
 from django.contrib.postgres.indexes import GinIndex
 from django.contrib.postgres.search import SearchVector, SearchVectorField
 from django.db import models
+from django.db.models import F, Func
 from django.utils import timezone
 from pgvector.django import HnswIndex, VectorField
 
@@ -89,7 +91,15 @@ class Chunk(models.Model):
                 ef_construction=128,
                 opclasses=["vector_cosine_ops"],
             ),
-            GinIndex(name="chunk_search_gin", fields=["search"]),
+            # Full-text postings per owner: keys "<owner id> <lexeme>", so a search reads only its owner's
+            # postings (with a GIN on the tsvector alone, every user's; btree_gin is not in pgserver's build).
+            # The function is created by migration 0006.
+            GinIndex(
+                Func(
+                    F("owner"), F("search"), function="chunk_owner_terms", output_field=ArrayField(models.TextField())
+                ),
+                name="chunk_owner_terms_gin",
+            ),
             models.Index(fields=["owner", "occurred_at"], name="chunk_owner_occurred"),
         ]
 

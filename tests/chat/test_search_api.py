@@ -8,13 +8,15 @@ from datetime import date, datetime, time, timedelta
 from zoneinfo import ZoneInfo
 
 import pytest
+from django.db import connection, transaction
 from django.utils import timezone
 
 from accounts.models import User
+from chat.selectors import OWNER_TERMS
 from ingestion.models import Source
 from ingestion.pipeline import job_process
 from ingestion.services import note_create
-from tests.factories import ApiClient, assert_error
+from tests.factories import ApiClient, assert_error, make_user
 
 pytestmark = pytest.mark.django_db
 BERLIN = ZoneInfo("Europe/Berlin")
@@ -206,3 +208,19 @@ def test_a_question_naming_a_person_prefers_the_lines_that_person_speaks(berline
     results = api.get("/search", q="Which pet did Anna adopt from the shelter?").json()["results"]
 
     assert [result["source_id"] for result in results[:2]] == [anna, ben_about_anna]
+
+
+def test_full_text_matches_are_read_from_the_owners_postings_in_the_owner_term_index(
+    berliner: User, api: ApiClient
+) -> None:
+    mine = add_note(berliner, "Aardvark census held at the zoo.", local(today() - timedelta(days=3)))
+    add_note(make_user(), "Aardvark census cancelled.", local(today() - timedelta(days=3)))
+    # A handful of rows: the planner would rather scan them all, or take the owner's btree.
+    lookup = f"SELECT c.id FROM ingestion_chunk c WHERE {OWNER_TERMS} @> ARRAY[%s::text || ' aardvark']"
+    with transaction.atomic(), connection.cursor() as cursor:
+        cursor.execute("SET LOCAL enable_seqscan = off")
+        cursor.execute("EXPLAIN " + lookup, [berliner.pk])
+        plan = "\n".join(row[0] for row in cursor.fetchall())
+    assert "chunk_owner_terms_gin" in plan, plan  # the query's expression must be the index's, spelt the same
+
+    assert source_ids(api.get("/search", q="aardvark census")) == [mine]
