@@ -21,11 +21,13 @@ from secondbrain.errors import AppError
 # Ranking parameters, chosen on LoCoMo (bench/locomo.py, figures in bench/RESULTS.md): BM25's k1 and b,
 # reciprocal rank fusion's k and the weights of the vector and full-text ranks, the share of a
 # passage's score its next (`after`) and previous (`before`) neighbours receive, the factor for a
-# passage dated in the grace period after the range the question names (`later`), and how much a
-# passage spoken entirely by a person the question names gains (`voice`: score × (1 + voice × share)).
+# passage dated in the grace period after the range the question names (`later`), how much a
+# passage spoken entirely by a person the question names gains (`voice`: score × (1 + voice × share)),
+# and below which share of the best BM25 score a passage's full-text rank counts only in proportion
+# (`fts_floor`: RRF alone gives the best of a handful of weak matches as much as the best of strong ones).
 RANKING = {
     "k1": 1.2, "b": 0.75, "rrf_k": 10, "w_vec": 1.0, "w_fts": 1.0,
-    "after": 0.5, "before": 0.25, "later": 0.5, "voice": 2.0,
+    "after": 0.5, "before": 0.25, "later": 0.5, "voice": 2.0, "fts_floor": 0.35,
 }  # fmt: skip
 # Each ranker contributes this many candidates per requested result.
 CANDIDATES_PER_RESULT = 4
@@ -116,12 +118,16 @@ bm25 AS (
     GROUP BY id
 ),
 fts AS (
-    SELECT id, row_number() OVER (ORDER BY rank DESC, id) AS rnk, rank
+    SELECT id, row_number() OVER (ORDER BY rank DESC, id) AS rnk, rank, max(rank) OVER () AS top
     FROM bm25 ORDER BY rank DESC, id LIMIT %(candidates)s
 ),
 fused AS (
     SELECT coalesce(vec.id, fts.id) AS id,
-           coalesce(%(w_vec)s / (%(rrf_k)s + vec.rnk), 0) + coalesce(%(w_fts)s / (%(rrf_k)s + fts.rnk), 0) AS score,
+           coalesce(%(w_vec)s / (%(rrf_k)s + vec.rnk), 0)
+           + coalesce(
+               %(w_fts)s * least(1, fts.rank / greatest(%(fts_floor)s * fts.top, 1e-9)) / (%(rrf_k)s + fts.rnk), 0
+           )
+               AS score,
            coalesce(fts.rank, 0) AS text_rank
     FROM vec FULL OUTER JOIN fts ON vec.id = fts.id
 ),
