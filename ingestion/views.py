@@ -3,7 +3,7 @@ import re
 from django.conf import settings
 from django.contrib.auth.decorators import login_required
 from django.http import FileResponse, Http404, HttpRequest, HttpResponse
-from django.shortcuts import render
+from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
 
 from ingestion import selectors, services
@@ -27,15 +27,19 @@ def _rows(request: HttpRequest) -> list[dict[str, object]]:
 
 
 @login_required
-def home(request: HttpRequest) -> HttpResponse:
-    context = {"form": NoteForm(), "rows": _rows(request), "max_upload_mb": settings.MAX_UPLOAD_MB}
+def home(request: HttpRequest, form: NoteForm | None = None) -> HttpResponse:
+    context = {"form": form or NoteForm(), "rows": _rows(request), "max_upload_mb": settings.MAX_UPLOAD_MB}
     return render(request, HOME, context)
 
 
 @login_required
 @require_POST
 def note_create(request: HttpRequest) -> HttpResponse:
-    """The note form: on success the new source row (and a fresh form) replace their htmx targets."""
+    """The note form: on success the new source row (and a fresh form) replace their htmx targets.
+
+    Posted without htmx (its script not loaded yet, or no JavaScript) it is an ordinary form: the
+    page again after a success, the page with the errors otherwise.
+    """
     form = NoteForm(request.POST)
     if form.is_valid():
         try:
@@ -48,7 +52,11 @@ def note_create(request: HttpRequest) -> HttpResponse:
         except AppError as exc:
             form.add_error("text", exc.message)
         else:
+            if not request.htmx:
+                return redirect("home")
             return render(request, f"{HOME}#note-created", {"form": NoteForm(), "row": _row(job.source, job)})
+    if not request.htmx:
+        return home(request, form)
     return render(request, f"{HOME}#note-form", {"form": form})
 
 

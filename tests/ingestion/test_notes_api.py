@@ -1,5 +1,7 @@
 import pytest
-from django.test import override_settings
+from django.test import Client, override_settings
+
+from accounts.models import User
 
 from ingestion.models import Job, Source
 from tests.factories import ApiClient, assert_error
@@ -64,3 +66,14 @@ def test_deleting_a_source_removes_it_with_its_jobs(api: ApiClient) -> None:
     assert api.delete(f"/sources/{body['source_id']}").status_code == 204
     assert_error(api.get(f"/sources/{body['source_id']}"), 404, "not_found")
     assert not Job.objects.filter(pk=body["job_id"]).exists()
+
+
+def test_the_note_form_works_before_htmx_has_loaded(user: User, client: Client) -> None:
+    """A click on Save before the page's script is ready posts the form itself: the note is kept."""
+    client.force_login(user)
+    saved = client.post("/notes/", {"title": "", "text": "Borrowed a ladder from Ines.", "occurred_at": ""})
+    assert saved.status_code == 302 and saved["Location"] == "/"
+    assert "Borrowed a ladder from Ines." in client.get("/").content.decode()
+    refused = client.post("/notes/", {"title": "", "text": "   ", "occurred_at": ""})
+    assert refused.status_code == 200 and 'role="alert"' in refused.content.decode()
+    assert "Your sources" in refused.content.decode()  # the whole page, not the form alone
