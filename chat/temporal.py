@@ -483,28 +483,29 @@ def with_dates(text: str, said_on: date) -> str:
 # --- Describing a range to people ---------------------------------------------------------------------
 
 
-def _day_label(day: date) -> str:
+def day_label(day: date) -> str:
+    """A date as people write it: "3 May 2026"."""
     return f"{day.day} {day:%B %Y}"
 
 
 def _dates_label(since: date, last: date) -> tuple[str, str]:
     """The dates from `since` to `last` inclusive, and whether that is a "day", a "period" (month, year) or "span"."""
     if since == last:
-        return _day_label(since), "day"
+        return day_label(since), "day"
     if since.day == 1 and _add_months(since, 1) - timedelta(days=1) == last:
         return f"{since:%B %Y}", "period"
     if (since.month, since.day, last.month, last.day) == (1, 1, 12, 31) and since.year == last.year:
         return str(since.year), "period"
     if (since.year, since.month) == (last.year, last.month):
-        return f"{since.day}–{_day_label(last)}", "span"
+        return f"{since.day}–{day_label(last)}", "span"
     if since.year == last.year:
-        return f"{since.day} {since:%B} – {_day_label(last)}", "span"
-    return f"{_day_label(since)} – {_day_label(last)}", "span"
+        return f"{since.day} {since:%B} – {day_label(last)}", "span"
+    return f"{day_label(since)} – {day_label(last)}", "span"
 
 
 def _moment(value: datetime, zone: ZoneInfo) -> str:
     local = value.astimezone(zone)
-    return _day_label(local.date()) + ("" if local.time() == time.min else f" {local:%H:%M}")
+    return day_label(local.date()) + ("" if local.time() == time.min else f" {local:%H:%M}")
 
 
 def _midnight(value: datetime | None, zone: ZoneInfo) -> bool:
