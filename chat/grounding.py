@@ -7,8 +7,10 @@ sentence left without one is attributed to its best-supporting passage when that
 the threshold. A sentence nothing supports keeps no marker.
 """
 
+import functools
 import re
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -158,7 +160,13 @@ def about_someone_else(question: str, answer: str, passages: list[str]) -> bool:
     answer_words = _stems(answer) - lowered
     if not names or not answer_words or not passages:
         return False
-    question_words = _stems(question) - lowered
+    best_score, best_people = _best_line(answer_words, _stems(question) - lowered, passages)
+    # A line about no one in particular ("It was a great day") cannot be about someone else.
+    return best_score >= PERSON_MIN_COVERAGE and bool(best_people) and not names & best_people
+
+
+def _best_line(answer_words: set[str], question_words: set[str], passages: list[str]) -> tuple[float, set[str]]:
+    """The score of the statement that best matches the answer (and, half as much, the question), and its people."""
     best_score, best_people = 0.0, set()
     for sentence, people in _lines_with_people(passages):
         words = _stems(sentence)
@@ -166,8 +174,7 @@ def about_someone_else(question: str, answer: str, passages: list[str]) -> bool:
         score += QUESTION_WEIGHT * len(question_words & words) / max(1, len(question_words))
         if score > best_score:
             best_score, best_people = score, people
-    # A line about no one in particular ("It was a great day") cannot be about someone else.
-    return best_score >= PERSON_MIN_COVERAGE and bool(best_people) and not names & best_people
+    return best_score, best_people
 
 
 def _lines_with_people(passages: list[str]) -> list[tuple[str, set[str]]]:
@@ -218,3 +225,105 @@ def _stem(word: str) -> str:
         if len(word) > len(suffix) + 3 and word.endswith(suffix):
             return word[: -len(suffix)]
     return word
+
+
+# --- Which detail? ---------------------------------------------------------------------------------
+# The other half of LoCoMo's traps swaps a detail, not the person: "what was grandpa's gift to
+# Caroline?" when the notes say grandma, "how long has Nate had his snakes?" when he keeps turtles.
+# The passage about the real detail matches every other word, and the model answers from it. So when a
+# passage line speaks to the answer, a rare word of the question that none of the passages has means
+# the passages are about something else. Only rare words count: common ones ("describe", "activity")
+# are paraphrased freely in answerable questions, while the swapped details are specific nouns.
+# Calibrated like the person check (bench/answers.py --person-check, LoCoMo dev, 237 category-5
+# and 762 answerable questions): the person check alone turns away 126 and 36 of them (53 %, 5 %);
+# with this check at 8,000 common words 138 and 45 (58 %, 6 %); at 5,000 141 and 52; at 2,500 142
+# and 74. Demanding a closer line (coverage 0.6 instead of 0.4) changed little, so the gate is shared.
+DETAIL_COMMON_WORDS = 8000  # a word among this many most common English words is never salient
+# The whole words of BERT's WordPiece vocabulary (all-MiniLM-L6-v2, Apache-2.0) in its order, which
+# is by frequency in English text; the first 10,000.
+_COMMON_WORDS_FILE = Path(__file__).with_name("common_words.txt")
+_QUESTION_FRAME = frozenset(
+    "kind type sort name way thing things favorite favourite main specific recently many much often long likely "
+    "other both one two three first second part him her herself himself themselves itself while most out through "
+    "whose besides apart between away up down off over new good close soon more less very also just still even "
+    "really back same similar different".split()
+)
+_PRONOUNS = frozenset("i you he she we they it".split())
+_ORDINAL = re.compile(r"\d+(st|nd|rd|th)?")
+_MONTHS_AND_DAYS = frozenset(name.lower() for name in _NOT_NAMES)
+
+
+@functools.cache
+def _common_word_ranks() -> dict[str, int]:
+    words = _COMMON_WORDS_FILE.read_text().split()
+    return {word: rank for rank, word in reversed(list(enumerate(words)))}
+
+
+def missing_details(question: str, answer: str, passages: list[str], common: int = DETAIL_COMMON_WORDS) -> list[str]:
+    """The rare words of `question` that none of `passages` has, when a passage line speaks to `answer`.
+
+    Rare: not among the `common` most common English words. Names, dates, numbers and the words in
+    a verb's place (after a name or pronoun, after "to", or ending in -ing/-ed: "did Tim *mention*",
+    "*pursuing*") are left out, since questions paraphrase what people do; a word counts as present
+    when a passage has it with another ending ("snake"/"snakes", "adopt"/"adoption") or with a typo.
+    An empty list means the check has no objection.
+    """
+    names = {name.lower() for name in names_in(question)}
+    answer_words = _stems(without_markers(answer)) - names
+    if not answer_words or not passages:
+        return []
+    best_score, _ = _best_line(answer_words, _stems(question) - names, passages)
+    if best_score < PERSON_MIN_COVERAGE:
+        return []
+    available = {word for passage in passages for word in _WORD.findall(passage.lower())}
+    ranks = _common_word_ranks()
+    return [
+        word
+        for word in _salient_words(question, names)
+        if ranks.get(word, len(ranks)) >= common and not _has_word(word, available)
+    ]
+
+
+def _salient_words(question: str, names: set[str]) -> list[str]:
+    result: list[str] = []
+    previous = ""
+    for token in re.findall(r"[\w'’-]+", question.lower()):
+        word = re.sub(r"['’]s$", "", token)
+        in_verb_place = previous in names or previous in _PRONOUNS or previous == "to" or word.endswith(("ing", "ed"))
+        previous = "" if word != token else word  # after "Gina's" comes a thing, not what she does
+        if in_verb_place:
+            continue
+        for part in _WORD.findall(word):
+            common_in_questions = part in _STOPWORDS or part in _QUESTION_FRAME or part in _MONTHS_AND_DAYS
+            if len(part) > 1 and part not in names and not common_in_questions and not _ORDINAL.fullmatch(part):
+                if part not in result:
+                    result.append(part)
+    return result
+
+
+def _has_word(word: str, available: set[str]) -> bool:
+    """`word`, another form of it (one is a prefix of the other, 5 letters or more), or it with a typo."""
+    if word in available:
+        return True
+    stem = _stem(word)
+    for other in available:
+        shorter, longer = sorted((stem, _stem(other)), key=len)
+        if len(shorter) >= 5 and longer.startswith(shorter):
+            return True
+        if abs(len(word) - len(other)) <= 1 and len(word) >= 4 and _one_typo(word, other):
+            return True
+    return False
+
+
+def _one_typo(word: str, other: str) -> bool:
+    """A letter left out or added, or two neighbouring letters swapped ("funraiser", "torunament").
+
+    A letter replaced by another is not a typo here: "grandpa" and "grandma" are different people."""
+    if len(word) == len(other):
+        differ = [index for index, (a, b) in enumerate(zip(word, other)) if a != b]
+        if len(differ) != 2 or differ[1] != differ[0] + 1:
+            return False
+        first, second = differ
+        return word[first] == other[second] and word[second] == other[first]
+    shorter, longer = sorted((word, other), key=len)
+    return any(longer[:index] + longer[index + 1 :] == shorter for index in range(len(longer)))

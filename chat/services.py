@@ -360,7 +360,8 @@ def _finish(*, question: str, answer: str, hits: list[Hit], zone: tzinfo = UTC) 
     """The answer as stored: sentences its passages support, with checked markers — or an abstention.
 
     It abstains when the model did, when no sentence is supported, or when the passage line the
-    answer rests on is about someone other than the person the question names.
+    answer rests on is about someone other than the person the question names, or when a rare word of
+    the question is in none of the passages (a swapped detail: grandpa for grandma).
     """
     answer = answer.strip()
     if _is_abstention(answer):
@@ -372,6 +373,9 @@ def _finish(*, question: str, answer: str, hits: list[Hit], zone: tzinfo = UTC) 
         return grounding.Grounded(ABSTAIN_TEXT, [], {**check, "abstained_by": "check"})
     if grounding.about_someone_else(question, grounded.text, passages):
         return grounding.Grounded(ABSTAIN_TEXT, [], {**check, "abstained_by": "person"})
+    missing = grounding.missing_details(question, grounded.text, passages)
+    if missing:
+        return grounding.Grounded(ABSTAIN_TEXT, [], {**check, "abstained_by": "detail", "missing": missing})
     return grounding.Grounded(grounded.text, grounded.markers, check)
 
 

@@ -1,0 +1,59 @@
+"""The detail check: a question with a rare word that none of the passages has.
+
+LoCoMo's other "not in the notes" questions swap a detail: the notes tell of grandma's necklace, the
+question asks for grandpa's gift; Nate keeps turtles, the question asks about his snakes.
+"""
+
+from datetime import UTC, datetime
+
+from chat.grounding import missing_details
+from chat.selectors import Hit
+from chat.services import _finish
+
+NECKLACE = """Caroline and Melanie — session 4
+
+Caroline: This necklace is super special to me - a gift from my grandma in my home country, Sweden.
+
+Melanie: It's beautiful! Does it mean a lot to your family?"""
+
+PETS = "Nate: I've had my turtles for 3 years now and they bring me tons of joy!"
+
+SHELTER = "Maria: We're planning a chili cook-off and a ring-toss tournament for the homeless shelter fundraiser."
+
+
+def test_a_swapped_detail_is_caught() -> None:
+    assert missing_details("What was grandpa's gift to Caroline?", "A necklace.", [NECKLACE]) == ["grandpa"]
+    assert missing_details("For how long has Nate had his snakes?", "3 years.", [PETS]) == ["snakes"]
+
+
+def test_the_detail_the_notes_tell_of_passes() -> None:
+    assert missing_details("What was grandma's gift to Caroline?", "A necklace.", [NECKLACE]) == []
+    assert missing_details("For how long has Nate had his turtles?", "3 years.", [PETS]) == []
+
+
+def test_another_ending_or_a_typo_is_the_same_word() -> None:
+    assert missing_details("For how long has Nate had his turtle?", "3 years.", [PETS]) == []
+    question = "What events is Maria planning for the homeless shelter funraiser?"
+    assert missing_details(question, "A chili cook-off and a ring-toss tournament.", [SHELTER]) == []
+
+
+def test_common_words_and_what_people_do_are_paraphrased_freely() -> None:
+    # "activity" is common; "symbolize" stands where a verb does ("did Maria *symbolize*").
+    assert missing_details("What activity did Maria plan for the shelter?", "A chili cook-off.", [SHELTER]) == []
+    assert missing_details("How did Maria symbolize the shelter fundraiser?", "A chili cook-off.", [SHELTER]) == []
+
+
+def test_without_a_line_that_speaks_to_the_answer_it_has_no_opinion() -> None:
+    assert missing_details("What was grandpa's gift to Caroline?", "A bicycle.", [NECKLACE]) == []
+
+
+def test_an_answer_resting_on_a_swapped_detail_abstains() -> None:
+    hit = Hit(
+        chunk_id=1, source_id=1, source_title="Caroline and Melanie — session 4", kind="note", text=NECKLACE,
+        score=1.0, similarity=0.9, text_rank=0.0, occurred_at=datetime(2023, 5, 8, tzinfo=UTC), anchor={},
+    )  # fmt: skip
+    swapped = _finish(question="What was grandpa's gift to Caroline?", answer="A necklace [1].", hits=[hit])
+    assert swapped.check["abstained_by"] == "detail" and swapped.check["missing"] == ["grandpa"]
+    assert not swapped.markers
+    told = _finish(question="What was grandma's gift to Caroline?", answer="A necklace [1].", hits=[hit])
+    assert "abstained_by" not in told.check and told.markers == [1]
