@@ -23,9 +23,10 @@ was given to `var/bench/answers-<model>.json`; `--regrade` runs the citation che
 check again on those with other thresholds, which calibrates them on the model's real answers
 without asking the model again.
 
-`--person-check` runs every question's retrieval in process and applies the citation check's
-person test (chat/grounding.py `about_someone_else`) with the reference answer standing in for the
-model's — for category 5 the adversarial answer, which is what a fooled model says.
+`--person-check` runs every question's retrieval in process and applies the answer checks — the
+person test (chat/grounding.py `about_someone_else`) and the detail test (`missing_details`, at
+several thresholds), each alone and both together — with the reference answer standing in for the
+model's: for category 5 the adversarial answer, which is what a fooled model says.
 
 The chat model is whatever OPENAI_BASE_URL serves; `python -m secondbrain.stack bench answers` with
 `CHAT_MODEL_PATH` set to another GGUF measures another local model.
@@ -55,6 +56,7 @@ from bench.common import percentile
 from bench.locomo import DATA, HttpApi, conversations, ingest
 
 CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop", 5: "not in notes"}
+DETAIL_SWEEP = (2500, 5000, 8000, 10000)  # how many common words the detail check ignores, calibrated by --person-check
 _MARKER = re.compile(r"\s*\[\d{1,3}\]")
 
 
@@ -342,7 +344,8 @@ def dump(outcomes: list[Outcome], path: Path) -> None:
 
 
 def regrade(path: Path, log: Any = print) -> None:
-    """The stored answers checked again at several support thresholds, with and without the person check."""
+    """The stored answers checked again at several support thresholds, with and without the person and detail checks
+    (both need the question, which is left out for "without")."""
     from bench.common import setup_django
 
     setup_django()
@@ -350,7 +353,7 @@ def regrade(path: Path, log: Any = print) -> None:
 
     records = json.loads(path.read_text())
     log(f"{path.name}: {len(records)} answers; model abstained on {sum(r['abstained_by'] == 'model' for r in records)}")
-    log("threshold person | cat5 abstained | 1-4 answered | F1 1-4 | markers kept")
+    log("threshold person+detail | cat5 abstained | 1-4 answered | F1 1-4 | markers kept")
     for threshold in (0.0, 0.3, 0.35, 0.4, 0.45, 0.5, 0.55):
         grounding.SUPPORT_THRESHOLD = threshold
         for person in (False, True):
@@ -368,7 +371,7 @@ def regrade(path: Path, log: Any = print) -> None:
             five = abstained.get(5, [])
             answerable = [value for category, values in abstained.items() if category != 5 for value in values]
             log(
-                f"  {threshold:.2f}  {'yes' if person else 'no ':<6} | {sum(five) / max(1, len(five)):>13.0%} | "
+                f"  {threshold:.2f}  {'yes' if person else 'no ':<13} | {sum(five) / max(1, len(five)):>13.0%} | "
                 f"{1 - sum(answerable) / max(1, len(answerable)):>12.0%} | {statistics.mean(scores or [0]):.3f} | {kept}/{claimed}"
             )
 
@@ -397,25 +400,40 @@ def person_check(log: Any = print) -> None:
 
         tokens = {conversation.sample_id: ingest(api, conversation) for conversation in conversations()}
         del tokens  # the users exist now; retrieval runs as them directly
-        turned_away: dict[int, list[bool]] = defaultdict(list)
+        turned_away: dict[tuple[str, int], list[bool]] = defaultdict(list)
         for asked in sample(10_000):
             user = User.objects.filter(username__startswith=f"locomo-{asked.sample_id}-").get()
             retrieval = selectors.retrieve(owner=user, query=asked.text, k=settings.ANSWER_CONTEXT_PASSAGES)
             passages = [hit.text for hit in services._relevant(retrieval)]
-            turned_away[asked.category].append(grounding.about_someone_else(asked.text, asked.reference, passages))
-    log("Person check on LoCoMo dev (reference answers standing in for the model's): share turned away")
-    for category in sorted(turned_away):
-        values = turned_away[category]
-        log(f"  {CATEGORIES[category]:<12} {sum(values) / len(values):.0%} of {len(values)}")
-    answerable = [value for category, values in turned_away.items() if category != 5 for value in values]
-    log(f"  categories 1-4 together: {sum(answerable) / len(answerable):.0%} of {len(answerable)}")
+            person = grounding.about_someone_else(asked.text, asked.reference, passages)
+            turned_away[("person", asked.category)].append(person)
+            for common in DETAIL_SWEEP:
+                detail = bool(grounding.missing_details(asked.text, asked.reference, passages, common=common))
+                turned_away[(f"detail {common}", asked.category)].append(detail)
+                turned_away[(f"both {common}", asked.category)].append(person or detail)
+    log("Person and detail checks on LoCoMo dev (reference answers standing in for the model's): share turned away")
+    log(
+        "  detail N: a rare word of the question (not among the N most common) in no passage; "
+        f"in use: {grounding.DETAIL_COMMON_WORDS}"
+    )
+    checks = list(dict.fromkeys(check for check, _ in turned_away))
+    log(f"  {'check':<12} " + " ".join(f"{CATEGORIES[category]:>12}" for category in sorted(CATEGORIES)) + "   cat 1-4")
+    for check in checks:
+        cells = [turned_away[(check, category)] for category in sorted(CATEGORIES)]
+        answerable = [value for category in (1, 2, 3, 4) for value in turned_away[(check, category)]]
+        log(
+            f"  {check:<12} " + " ".join(f"{sum(values) / max(1, len(values)):>12.0%}" for values in cells)
+            + f"   {sum(answerable) / max(1, len(answerable)):>7.0%}"
+        )
+    counts = ", ".join(f"{category}: {len(turned_away[('person', category)])}" for category in sorted(CATEGORIES))
+    log(f"  questions per category: {counts}")
 
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m bench answers", description=__doc__.split("\n\n")[0])
     parser.add_argument("--url", help="a running app's base URL; default: in process")
     parser.add_argument("--per-category", type=int, default=20, help="questions asked per category (default 20)")
-    parser.add_argument("--person-check", action="store_true", help="calibrate the person check (no model)")
+    parser.add_argument("--person-check", action="store_true", help="calibrate the person and detail checks (no model)")
     parser.add_argument("--regrade", type=Path, help="check a run's stored answers again at several thresholds")
     args = parser.parse_args(argv or [])
     if args.regrade:
