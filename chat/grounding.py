@@ -157,7 +157,7 @@ def about_someone_else(question: str, answer: str, passages: list[str]) -> bool:
     """Whether the passage line that best matches `answer` is about none of the people `question` names."""
     names = names_in(question)
     lowered = {name.lower() for name in names}
-    answer_words = _stems(answer) - lowered
+    answer_words = _stems(without_markers(answer)) - lowered  # "Sweden [1]": the 1 is no answer word
     if not names or not answer_words or not passages:
         return False
     best_score, best_people = _best_line(answer_words, _stems(question) - lowered, passages)
