@@ -6,8 +6,8 @@ asked. Reported:
 
 - category 5 (the answer is not in the conversation): the share of answers that abstain;
 - categories 1–4: the share that do not abstain, and token F1 against the reference answer as LoCoMo
-  defines it (lower-case, punctuation and articles stripped, tokens compared; multi-hop answers are
-  compared part by part, split at commas);
+  defines it (lower-case, punctuation and articles stripped, tokens Porter-stemmed and compared;
+  multi-hop answers are compared part by part, split at commas);
 - the share of the model's citation markers that passed the citation check;
 - time to first token and to the last token as the client sees them (p50, p95), and the time the
   model server itself needs to read the same prompts (each stored prompt sent again with
@@ -33,6 +33,7 @@ The chat model is whatever OPENAI_BASE_URL serves; `python -m secondbrain.stack 
 """
 
 import argparse
+import functools
 import json
 import os
 import re
@@ -92,8 +93,16 @@ def normalize(text: str) -> str:
     return " ".join(text.split())
 
 
+@functools.cache
+def _stem(word: str) -> str:
+    from nltk.stem import PorterStemmer  # what LoCoMo's task_eval/evaluation.py stems with
+
+    return PorterStemmer().stem(word)
+
+
 def token_f1(prediction: str, reference: str) -> float:
-    predicted, wanted = normalize(prediction).split(), normalize(reference).split()
+    predicted = [_stem(word) for word in normalize(prediction).split()]
+    wanted = [_stem(word) for word in normalize(reference).split()]
     common = sum((Counter(predicted) & Counter(wanted)).values())
     if not common:
         return 0.0
