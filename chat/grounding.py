@@ -130,8 +130,8 @@ def _with_markers(sentence: str, markers: list[int]) -> str:
 # then answers confidently about the wrong person. So when a question names people, the line that
 # best matches the answer (and the question) must be about one of them: said by them in the first
 # person, addressed to them, or naming them. Calibrated on LoCoMo dev with the reference answers
-# standing in for the model's (bench/answers.py --person-check): it turns away 65% of the
-# questions built on a swapped person and 7% of the answerable ones.
+# standing in for the model's (bench/answers.py --person-check): it turns away 53% of the
+# "not in the notes" questions (most swap the person) and 5% of the answerable ones.
 PERSON_MIN_COVERAGE = 0.4  # below this no line speaks to the answer: the check has no opinion
 QUESTION_WEIGHT = 0.5  # the question's words count half as much as the answer's in finding the line
 _NAME = re.compile(r"\b([A-Z][a-z]+)(?:'s|’s)?\b")
