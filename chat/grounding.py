@@ -160,20 +160,26 @@ def about_someone_else(question: str, answer: str, passages: list[str]) -> bool:
     answer_words = _stems(without_markers(answer)) - lowered  # "Sweden [1]": the 1 is no answer word
     if not names or not answer_words or not passages:
         return False
-    best_score, best_people = _best_line(answer_words, _stems(question) - lowered, passages)
+    question_words = frozenset(_stems(question) - lowered)
+    best_score, best_people = _best_line(frozenset(answer_words), question_words, tuple(passages))
     # A line about no one in particular ("It was a great day") cannot be about someone else.
     return best_score >= PERSON_MIN_COVERAGE and bool(best_people) and not names & best_people
 
 
-def _best_line(answer_words: set[str], question_words: set[str], passages: list[str]) -> tuple[float, set[str]]:
-    """The score of the statement that best matches the answer (and, half as much, the question), and its people."""
-    best_score, best_people = 0.0, set()
+@functools.lru_cache(maxsize=8)
+def _best_line(
+    answer_words: frozenset[str], question_words: frozenset[str], passages: tuple[str, ...]
+) -> tuple[float, frozenset[str]]:
+    """The score of the statement that best matches the answer (and, half as much, the question), and its people.
+
+    Cached: the person check and the detail check ask it the same thing about one answer."""
+    best_score, best_people = 0.0, frozenset[str]()
     for sentence, people in _lines_with_people(passages):
         words = _stems(sentence)
         score = len(answer_words & words) / len(answer_words)
         score += QUESTION_WEIGHT * len(question_words & words) / max(1, len(question_words))
         if score > best_score:
-            best_score, best_people = score, people
+            best_score, best_people = score, frozenset(people)
     return best_score, best_people
 
 
@@ -272,7 +278,7 @@ def missing_details(question: str, answer: str, passages: list[str], common: int
     answer_words = _stems(without_markers(answer)) - names
     if not answer_words or not passages:
         return []
-    best_score, _ = _best_line(answer_words, _stems(question) - names, passages)
+    best_score, _ = _best_line(frozenset(answer_words), frozenset(_stems(question) - names), tuple(passages))
     if best_score < PERSON_MIN_COVERAGE:
         return []
     available = {word for passage in passages for word in _WORD.findall(passage.lower())}
