@@ -60,3 +60,17 @@ def test_env_example_lists_every_setting_read_from_the_environment() -> None:
     names |= set(re.findall(r'os\.environ\.get\("([A-Z_]+)"', source))
     listed = set(re.findall(r"^#?\s*([A-Z_]+)=", ENV_EXAMPLE, re.MULTILINE))
     assert names <= listed, names - listed
+
+
+def test_the_image_installs_what_the_makefile_sets_up() -> None:
+    """The image is built by the Dockerfile, not the Makefile: audio and OCR need the same parts."""
+    import re
+
+    base = Path(settings.BASE_DIR)
+    dockerfile, makefile = (base / "Dockerfile").read_text(), (base / "Makefile").read_text()
+    debian = re.search(r"^SYSTEM_PACKAGES := (.+)$", makefile, re.MULTILINE)
+    assert debian and set(debian.group(1).split()) <= set(re.findall(r"[\w.+-]+", dockerfile))
+    whisper = re.search(r"--no-deps (openai-whisper==\S+)", makefile)
+    assert whisper and f"--no-deps {whisper.group(1)}" in dockerfile
+    llama = re.search(r"^LLAMA_CMAKE_ARGS := (.+)$", makefile, re.MULTILINE)
+    assert llama and f'CMAKE_ARGS="{llama.group(1)}"' in dockerfile

@@ -120,9 +120,11 @@ def _transcribe_piece(path: Path, start: float, end: float) -> tuple[list[Segmen
         return [], ""
     result = _transcribe(samples)
     spans = _spans(result)
-    if gaps := _unheard(samples, spans):
-        # Whisper skips the rest of its 30 s window when it decides the speech ended there, which
-        # it sometimes does after a pause: a second pass over just those stretches recovers them.
+    # Whisper skips the rest of its 30 s window when it decides the speech ended there, which it
+    # sometimes does after a pause: a second pass over just those stretches recovers them. A piece
+    # where it heard no speech at all (music, a tone) would only be decoded again, as slowly: each
+    # pass over such sound runs every temperature fallback (~28 s for a 3 s tone on 2 cores).
+    if spans and (gaps := _unheard(samples, spans)):
         spans = sorted(spans + _spans(_transcribe(samples, clip_timestamps=[t for gap in gaps for t in gap])))
     found = [
         Segment(text=text, anchor={"start": round(min(start + s, end), 2), "end": round(min(start + e, end), 2)})

@@ -179,6 +179,24 @@ def test_it_transcribes_again_what_whisper_skipped(tmp_path: Path, monkeypatch: 
     ]
 
 
+def test_a_piece_without_any_speech_is_not_transcribed_twice(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    path = tmp_path / "tone.wav"
+    ffmpeg("-f", "lavfi", "-i", "sine=frequency=440:sample_rate=16000", "-t", "10", str(path))
+    calls: list[dict[str, Any]] = []
+
+    def transcribe(samples: Any, **options: Any) -> dict[str, Any]:
+        calls.append(options)
+        return {"language": "en", "segments": []}
+
+    monkeypatch.setattr(audio, "_transcribe", transcribe)
+
+    with pytest.raises(AppError) as caught:
+        audio.extract(path, lambda done: None)
+
+    assert caught.value.code == "empty_content"
+    assert calls == [{}]  # the loud tone is no reason to decode all of it again
+
+
 def test_it_reads_the_model_setting(settings: Any, tmp_path: Path) -> None:
     settings.MODELS_DIR = tmp_path
     settings.TRANSCRIBE_MODEL = "base"

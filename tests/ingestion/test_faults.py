@@ -13,10 +13,10 @@ from tests.factories import ApiClient
 from tests.processes import kill, start_worker_process
 
 pytestmark = pytest.mark.django_db(transaction=True)
-# Enough passages that embedding them takes several seconds on two cores.
+# Enough passages (one per entry) that embedding them takes several seconds on two cores.
 LONG_NOTE = "\n\n".join(
     f"## Entry {i}\n\nOn day {i} the team reviewed item {i * 7} and logged {i * 3} findings about the depot."
-    for i in range(1500)
+    for i in range(500)
 )
 
 
