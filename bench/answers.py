@@ -370,7 +370,11 @@ def regrade(path: Path, log: Any = print) -> None:
             scores: list[float] = []
             claimed = kept = 0
             for record in records:
-                grounded = services._finish(question=record["question"] if person else "", answer=record["model_answer"], hits=[_Passage.of(passage) for passage in record["passages"]])
+                grounded = services.check_answer(
+                    question=record["question"] if person else "",
+                    answer=record["model_answer"],
+                    hits=[_Passage.of(passage) for passage in record["passages"]],
+                )
                 gave_up = "abstained_by" in grounded.check
                 abstained[record["category"]].append(gave_up)
                 claimed += grounded.check.get("markers_claimed", 0)
@@ -387,7 +391,7 @@ def regrade(path: Path, log: Any = print) -> None:
 
 @dataclass(frozen=True)
 class _Passage:
-    """What `services._finish` reads of a hit."""
+    """What `services.check_answer` reads of a hit."""
 
     text: str
     source_title: str

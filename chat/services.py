@@ -138,7 +138,9 @@ async def answer_stream(
         )
         raise
     turn.mark("last_token")
-    grounded = await sync_to_async(_finish)(question=question, answer="".join(parts), hits=relevant, zone=user.zone)
+    grounded = await sync_to_async(check_answer)(
+        question=question, answer="".join(parts), hits=relevant, zone=user.zone
+    )
     turn.mark("grounded")
     message = await sync_to_async(_answer_store)(turn=turn, text=grounded.text, hits=relevant, grounded=grounded)
     citations = await sync_to_async(_citations_payload)(message=message)
@@ -356,7 +358,7 @@ def _source_header(hit: Hit, zone: tzinfo) -> str:
     return f"{hit.source_title} ({day}{', ' + where if where else ''})"
 
 
-def _finish(*, question: str, answer: str, hits: list[Hit], zone: tzinfo = UTC) -> grounding.Grounded:
+def check_answer(*, question: str, answer: str, hits: list[Hit], zone: tzinfo = UTC) -> grounding.Grounded:
     """The answer as stored: sentences its passages support, with checked markers — or an abstention.
 
     It abstains when the model did, when no sentence is supported, or when the passage line the

@@ -8,7 +8,7 @@ from datetime import UTC, datetime
 
 from chat.grounding import missing_details
 from chat.selectors import Hit
-from chat.services import _finish
+from chat.services import check_answer
 
 NECKLACE = """Caroline and Melanie — session 4
 
@@ -52,8 +52,8 @@ def test_an_answer_resting_on_a_swapped_detail_abstains() -> None:
         chunk_id=1, source_id=1, source_title="Caroline and Melanie — session 4", kind="note", text=NECKLACE,
         score=1.0, similarity=0.9, text_rank=0.0, occurred_at=datetime(2023, 5, 8, tzinfo=UTC), anchor={},
     )  # fmt: skip
-    swapped = _finish(question="What was grandpa's gift to Caroline?", answer="A necklace [1].", hits=[hit])
+    swapped = check_answer(question="What was grandpa's gift to Caroline?", answer="A necklace [1].", hits=[hit])
     assert swapped.check["abstained_by"] == "detail" and swapped.check["missing"] == ["grandpa"]
     assert not swapped.markers
-    told = _finish(question="What was grandma's gift to Caroline?", answer="A necklace [1].", hits=[hit])
+    told = check_answer(question="What was grandma's gift to Caroline?", answer="A necklace [1].", hits=[hit])
     assert "abstained_by" not in told.check and told.markers == [1]
