@@ -42,10 +42,10 @@ def test_locomo_dev_evidence_recall_through_the_api(celery_worker: None, setting
     assert all(app.category(c) >= floor for c, floor in floors.items()), lines
 
 
-# What the app reached when last measured (bench/RESULTS.md: 0.919 overall, multi-hop 0.774, temporal
-# 0.963, open-domain 0.682, single-hop 0.976), less a small margin: a change to chunking or ranking that
-# loses recall fails here. The issue's targets (0.92 overall, open-domain 0.70) are not all reached yet.
-FLOORS = {"overall": 0.90, "multi-hop": 0.745, "temporal": 0.94, "open-domain": 0.64, "single-hop": 0.96}
+# Issue 4's targets. Last measured (bench/RESULTS.md): 0.921 overall, multi-hop 0.774, temporal 0.963,
+# open-domain 0.705, single-hop 0.978 — the run is deterministic, and overall and open-domain are one
+# question above their targets: a change to chunking or ranking that loses one of them fails here.
+FLOORS = {"overall": 0.92, "multi-hop": 0.75, "temporal": 0.95, "open-domain": 0.70, "single-hop": 0.97}
 
 
 def test_answer_f1_is_locomos_token_f1_with_porter_stems() -> None:

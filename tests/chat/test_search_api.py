@@ -198,6 +198,24 @@ def test_a_content_range_also_reads_the_notes_written_soon_after_it_ranked_below
     assert in_june not in source_ids(api.get("/search", q="What did the roofer do to the roof tiles in March 2025?"))
 
 
+def test_a_content_range_also_reads_plans_written_just_before_it_ranked_below_those_inside(
+    berliner: User, api: ApiClient
+) -> None:
+    planned = add_note(berliner, "Next month we fly to Orlando for the Universal Studios trip.", local(date(2025, 8, 29)))
+    during = add_note(berliner, "Universal Studios trip: the kids loved the rides.", local(date(2025, 9, 14)))
+    weeks_before = add_note(berliner, "Saving up for a Universal Studios trip one day.", local(date(2025, 8, 10)))
+
+    body = api.get("/search", q="What happened on the Universal Studios trip in September 2025?").json()
+
+    # A month is read from a quarter of its length before it (at most 7 days): plans are told ahead.
+    assert body["date_range"]["since"] == "2025-09-01T00:00:00+02:00"
+    assert source_ids(api.get("/search", q="What happened on the Universal Studios trip in September 2025?")) == [
+        during,
+        planned,
+    ]
+    assert weeks_before not in [result["source_id"] for result in body["results"]]
+
+
 def test_a_question_naming_a_person_prefers_the_lines_that_person_speaks(berliner: User, api: ApiClient) -> None:
     day = local(today() - timedelta(days=30))
     ben_about_anna = add_note(
