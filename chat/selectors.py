@@ -38,6 +38,8 @@ MAX_TERMS = 32  # a question's first distinct terms: each costs an index scan
 # The owner's terms of a passage ("42 budget"): the expression of the GIN index `chunk_owner_terms_gin`
 # (ingestion/models.py), spelt exactly so for the planner to use it.
 OWNER_TERMS = "chunk_owner_terms(c.owner_id, c.search)"
+# One key of that index, for the owner parameter and a lexeme column (the function spells it so too).
+_OWNER_TERM = "%(owner)s::text || ' ' || {lexeme}"
 # Notes tell of events after they happen ("last month the roofer came"): a content-time search reads
 # on past the range's end by its own length, within these bounds. And of plans before ("a trip there
 # next month"): it reads back before the range's start by this share of its length, at most GRACE_MIN
@@ -88,7 +90,7 @@ postings AS (
     FROM terms t
     CROSS JOIN LATERAL (
         SELECT c.id, c.text FROM ingestion_chunk c
-        WHERE {{filters}} AND {OWNER_TERMS} @> ARRAY[%(owner)s::text || ' ' || t.lexeme]
+        WHERE {{filters}} AND {OWNER_TERMS} @> ARRAY[{_OWNER_TERM.format(lexeme='t.lexeme')}]
     ) p
 ),
 frequency AS (
@@ -220,7 +222,7 @@ _SPEAKERS_SQL = f"""
 SELECT name FROM unnest(%(names)s::text[]) AS name,
 LATERAL (
     SELECT ARRAY(
-        SELECT %(owner)s::text || ' ' || lexeme
+        SELECT {_OWNER_TERM.format(lexeme='lexeme')}
         FROM unnest(tsvector_to_array(to_tsvector('{SEARCH_CONFIG}', name))) AS lexeme
     ) AS keys
 ) k

@@ -201,7 +201,9 @@ def test_a_content_range_also_reads_the_notes_written_soon_after_it_ranked_below
 def test_a_content_range_also_reads_plans_written_just_before_it_ranked_below_those_inside(
     berliner: User, api: ApiClient
 ) -> None:
-    planned = add_note(berliner, "Next month we fly to Orlando for the Universal Studios trip.", local(date(2025, 8, 29)))
+    planned = add_note(
+        berliner, "Next month we fly to Orlando for the Universal Studios trip.", local(date(2025, 8, 29))
+    )
     during = add_note(berliner, "Universal Studios trip: the kids loved the rides.", local(date(2025, 9, 14)))
     weeks_before = add_note(berliner, "Saving up for a Universal Studios trip one day.", local(date(2025, 8, 10)))
 
