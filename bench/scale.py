@@ -48,7 +48,6 @@ COMMON_WORDS = 100  # the Zipf head (the, and, was …) that a query does not pi
 BATCH_SOURCES = 400
 K = 10
 HNSW_INDEX = "chunk_embedding_hnsw"
-APP_HNSW = (16, 64)
 EF_SEARCH_SWEEP = [40, 100, 200, 400, 800]
 STARTED = time.monotonic()
 
@@ -63,13 +62,14 @@ def main(argv: list[str]) -> None:
     parser.add_argument("--users", type=int, default=100)
     parser.add_argument("--queries", type=int, default=200)
     parser.add_argument("--seed", type=int, default=4)
-    parser.add_argument("--builds", default=f"{APP_HNSW[0]}:{APP_HNSW[1]}", help="m:ef_construction,…")
+    parser.add_argument("--builds", help="m:ef_construction,… (default: the app's index)")
     parser.add_argument("--keep", action="store_true", help="keep (and reuse) bench_scale_<chunks>")
     parser.add_argument("--maintenance-work-mem", default="4GB")
     parser.add_argument("--storage-experiment", action="store_true", help="also time a copy with inline embeddings")
     args = parser.parse_args(argv)
-    builds = [tuple(int(part) for part in build.split(":")) for build in args.builds.split(",")]
     setup_django()
+    builds = [tuple(int(part) for part in build.split(":")) for build in args.builds.split(",")] if args.builds else []
+    builds = builds or [app_hnsw()]
     with scale_database(f"bench_scale_{args.chunks}", keep=args.keep):
         corpus = Corpus(chunks=args.chunks, users=args.users, seed=args.seed)
         if not corpus_is_loaded(corpus):
@@ -343,6 +343,14 @@ def _copy_chunks(corpus: Corpus, sources: Sources, user_ids: np.ndarray) -> floa
                     log(f"  loaded {loaded:,} chunks")
                     next_log = time.monotonic() + 30
     return generating
+
+
+def app_hnsw() -> tuple[int, int]:
+    """(m, ef_construction) of the app's HNSW index, as ingestion.models.Chunk declares it."""
+    from ingestion.models import Chunk
+
+    index = next(index for index in Chunk._meta.indexes if index.name == HNSW_INDEX)
+    return index.m, index.ef_construction
 
 
 def hnsw_build(*, m: int, ef_construction: int, maintenance_work_mem: str) -> None:
