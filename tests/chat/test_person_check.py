@@ -42,6 +42,19 @@ def test_questions_in_the_notes_assert_nothing() -> None:
     assert not about_someone_else(question, answer, passages)
 
 
+def test_a_named_speaker_outweighs_other_names_the_line_shares() -> None:
+    # LoCoMo conv-41: John's colleague invited John; the question makes Rob Maria's colleague.
+    passages = [
+        "Maria: Any plans for the weekend?",
+        "John: Nothing too soon, but my colleague Rob invited me to a beginner's yoga class.",
+    ]
+    question = "What activity did Maria's colleague, Rob, invite her to?"
+    assert about_someone_else(question, "A beginner's yoga class.", passages)
+    assert not about_someone_else("What activity did John's colleague, Rob, invite him to?", "Yoga.", passages)
+    # A question naming no speaker still counts the names it shares with the line.
+    assert not about_someone_else("What class did Rob invite someone to?", "A beginner's yoga class.", passages)
+
+
 def test_without_names_or_a_matching_line_it_has_no_opinion() -> None:
     assert not about_someone_else("What did I realise after the race?", "Self-care is important.", [TALK])
     assert not about_someone_else("What is Caroline's favourite colour?", "Teal.", [TALK])
