@@ -43,6 +43,17 @@ def test_common_words_and_what_people_do_are_paraphrased_freely() -> None:
     assert missing_details("How did Maria symbolize the shelter fundraiser?", "A chili cook-off.", [SHELTER]) == []
 
 
+def test_a_word_ending_in_ing_after_an_article_or_possessive_is_a_thing() -> None:
+    # LoCoMo conv-43: Tim's setback was in his writing, never in "coding".
+    writing = "Tim: A big setback with my writing project last week: the plot just fell apart."
+    question = "What was the setback Tim faced in his coding project?"
+    assert missing_details(question, "The plot fell apart.", [writing]) == ["coding"]
+    question = "What was the setback Tim faced in his writing project?"
+    assert missing_details(question, "The plot fell apart.", [writing]) == []
+    # Where a verb stands it is still left out: "Tim *coding*" is what he does.
+    assert missing_details("What setback did Tim face while coding?", "The plot fell apart.", [writing]) == []
+
+
 def test_without_a_line_that_speaks_to_the_answer_it_has_no_opinion() -> None:
     assert missing_details("What was grandpa's gift to Caroline?", "A bicycle.", [NECKLACE]) == []
 
