@@ -55,6 +55,14 @@ def test_a_named_speaker_outweighs_other_names_the_line_shares() -> None:
     assert not about_someone_else("What class did Rob invite someone to?", "A beginner's yoga class.", passages)
 
 
+def test_a_line_found_mostly_by_the_question_still_counts() -> None:
+    # LoCoMo conv-43: the restaurant and the teammates are John's; the answer's own words are nowhere.
+    passages = ["John: I went to a local restaurant with some new teammates last week."]
+    question = "What did Tim celebrate at a restaurant with teammates?"
+    assert about_someone_else(question, "A tough win.", passages)
+    assert not about_someone_else("What did John celebrate at a restaurant with teammates?", "A tough win.", passages)
+
+
 def test_without_names_or_a_matching_line_it_has_no_opinion() -> None:
     assert not about_someone_else("What did I realise after the race?", "Self-care is important.", [TALK])
     assert not about_someone_else("What is Caroline's favourite colour?", "Teal.", [TALK])
