@@ -68,8 +68,10 @@ def main(argv: list[str]) -> None:
     parser.add_argument("--storage-experiment", action="store_true", help="also time a copy with inline embeddings")
     args = parser.parse_args(argv)
     setup_django()
-    builds = [tuple(int(part) for part in build.split(":")) for build in args.builds.split(",")] if args.builds else []
-    builds = builds or [app_hnsw()]
+    if args.builds:
+        builds = [tuple(int(part) for part in build.split(":")) for build in args.builds.split(",")]
+    else:
+        builds = [app_hnsw()]
     with scale_database(f"bench_scale_{args.chunks}", keep=args.keep):
         corpus = Corpus(chunks=args.chunks, users=args.users, seed=args.seed)
         if not corpus_is_loaded(corpus):
