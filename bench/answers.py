@@ -26,7 +26,9 @@ without asking the model again.
 `--person-check` runs every question's retrieval in process and applies the answer checks — the
 person test (chat/grounding.py `about_someone_else`) and the detail test (`missing_details`, at
 several thresholds), each alone and both together — with the reference answer standing in for the
-model's: for category 5 the adversarial answer, which is what a fooled model says.
+model's: for category 5 the adversarial answer, which is what a fooled model says. It also applies
+the check that needs no answer (`told_of_someone_else`: the question searched about the other
+speaker), alone and with the others as the app uses them ("all in use").
 
 The chat model is whatever OPENAI_BASE_URL serves; `python -m secondbrain.stack bench answers` with
 `CHAT_MODEL_PATH` set to another GGUF measures another local model.
@@ -417,13 +419,21 @@ def person_check(log: Any = print) -> None:
         for asked in sample(10_000):
             user = User.objects.filter(username__startswith=f"locomo-{asked.sample_id}-").get()
             retrieval = selectors.retrieve(owner=user, query=asked.text, k=settings.ANSWER_CONTEXT_PASSAGES)
-            passages = [hit.text for hit in services._relevant(retrieval)]
+            relevant = services._relevant(retrieval)
+            passages = [hit.text for hit in relevant]
             person = grounding.about_someone_else(asked.text, asked.reference, passages)
             turned_away[("person", asked.category)].append(person)
             for common in DETAIL_SWEEP:
                 detail = bool(grounding.missing_details(asked.text, asked.reference, passages, common=common))
                 turned_away[(f"detail {common}", asked.category)].append(detail)
                 turned_away[(f"both {common}", asked.category)].append(person or detail)
+            # Settled before the model is asked, so it needs no answer: the question searched about the other speaker.
+            elsewhere = bool(relevant) and services._told_elsewhere(
+                user=user, question=asked.text, hits=relevant, ignore_dates=False
+            ) is not None
+            in_use = person or bool(grounding.missing_details(asked.text, asked.reference, passages))
+            turned_away[("elsewhere", asked.category)].append(elsewhere)
+            turned_away[("all in use", asked.category)].append(in_use or elsewhere)
     log("Person and detail checks on LoCoMo dev (reference answers standing in for the model's): share turned away")
     log(
         "  detail N: a rare word of the question (not among the N most common) in no passage; "

@@ -30,7 +30,7 @@ ABSTAIN_TEXT = "I couldn't find anything about that in your notes."
 QUESTION_MAX_CHARS = 2000
 NEAREST_SHOWN = 3  # passages shown under an abstention: what the notes held closest to the question
 NO_ANSWER = "(no answer)"
-CHECK_SUMMARY = ("markers_claimed", "markers_kept", "markers_added", "sentences_removed", "abstained_by")
+CHECK_SUMMARY = ("markers_claimed", "markers_kept", "markers_added", "sentences_removed", "abstained_by", "told_of")
 CHAT_TEMPLATE_TOKENS = 4  # what the chat template adds around each message (role, separators)
 
 SYSTEM_PROMPT = """You answer questions about the user's own notes, using only the numbered sources.
@@ -113,6 +113,14 @@ async def answer_stream(
     if not relevant:
         message = await sync_to_async(_answer_store)(turn=turn, text=ABSTAIN_TEXT, hits=[], abstained=True)
         yield {"type": "token", "text": ABSTAIN_TEXT}
+        yield _done(message, [])
+        return
+    elsewhere = await sync_to_async(_told_elsewhere)(
+        user=user, question=question, hits=relevant, ignore_dates=ignore_dates
+    )
+    if elsewhere is not None:
+        message = await sync_to_async(_answer_store)(turn=turn, text=elsewhere.text, hits=relevant, elsewhere=elsewhere)
+        yield {"type": "token", "text": elsewhere.text}
         yield _done(message, [])
         return
     turn.prompt, turn.left_out = await sync_to_async(_prompt_fit)(turn=turn, hits=relevant, zone=user.zone)
@@ -218,6 +226,35 @@ def _range_payload(retrieval: Retrieval) -> dict[str, Any] | None:
         "clock": retrieval.date_range.clock,
         "label": retrieval.label,
     }
+
+
+@dataclass(frozen=True)
+class _Elsewhere:
+    """The notes tell what the question asks of someone else: who, and the passages found about them."""
+
+    person: str
+    asked: str  # the question asked about them
+    hits: list[Hit]
+
+    @property
+    def text(self) -> str:
+        return f"{ABSTAIN_TEXT} What comes closest in them is about {self.person}."
+
+
+def _told_elsewhere(*, user: User, question: str, hits: list[Hit], ignore_dates: bool) -> _Elsewhere | None:
+    """Whether the question names one speaker of the passages while another's lines answer it (grounding)."""
+    passages = [hit.text for hit in hits]
+    found: dict[str, list[Hit]] = {}
+    asked = grounding.about_others(question, passages)
+    for person, other_question in asked.items():
+        retrieval = selectors.retrieve(
+            owner=user, query=other_question, k=settings.ANSWER_CONTEXT_PASSAGES, ignore_dates=ignore_dates
+        )
+        found[person] = _relevant(retrieval)
+    person = grounding.told_of_someone_else(
+        question, passages, {name: [hit.text for hit in there] for name, there in found.items()}
+    )
+    return _Elsewhere(person, asked[person], found[person]) if person is not None else None
 
 
 def _found_text(hits: list[Hit]) -> str:
@@ -387,11 +424,22 @@ def _is_abstention(answer: str) -> bool:
 
 
 def _answer_store(
-    *, turn: _Turn, text: str, hits: list[Hit], abstained: bool = False, grounded: grounding.Grounded | None = None
+    *,
+    turn: _Turn,
+    text: str,
+    hits: list[Hit],
+    abstained: bool = False,
+    grounded: grounding.Grounded | None = None,
+    elsewhere: _Elsewhere | None = None,
 ) -> Message:
-    """Store the answer and its citations; an abstention keeps the nearest passages in its trace."""
+    """Store the answer and its citations; an abstention keeps the nearest passages in its trace (for
+    one told of someone else, the passages about them)."""
+    check: dict[str, Any] = {}
     if grounded is not None:
-        text, abstained = grounded.text, "abstained_by" in grounded.check
+        text, abstained, check = grounded.text, "abstained_by" in grounded.check, grounded.check
+    if elsewhere is not None:
+        abstained = True
+        check = {"abstained_by": "elsewhere", "told_of": elsewhere.person, "asked": elsewhere.asked}
     used = grounded.markers if grounded is not None else []
     with transaction.atomic():
         message = Message.objects.create(
@@ -399,8 +447,8 @@ def _answer_store(
             role=Message.Role.ASSISTANT,
             content=text,
             abstained=abstained,
-            citation_check=grounded.check if grounded is not None else {},
-            trace=_trace(turn, hits, abstained=abstained),
+            citation_check=check,
+            trace=_trace(turn, hits, abstained=abstained, nearest=elsewhere.hits if elsewhere else None),
         )
         Citation.objects.bulk_create(
             Citation(
@@ -429,9 +477,13 @@ def _answer_cut(*, turn: _Turn, text: str, hits: list[Hit], status: str, code: s
     )
 
 
-def _trace(turn: _Turn, hits: list[Hit], *, abstained: bool = False) -> dict[str, Any]:
+def _trace(
+    turn: _Turn, hits: list[Hit], *, abstained: bool = False, nearest: list[Hit] | None = None
+) -> dict[str, Any]:
     retrieval = turn.retrieval
-    nearest = retrieval.hits[:NEAREST_SHOWN] if abstained and retrieval else []
+    if nearest is None:
+        nearest = retrieval.hits if abstained and retrieval else []
+    nearest = nearest[:NEAREST_SHOWN]
     return {
         "question": turn.question.content,
         "mode": retrieval.mode if retrieval else "semantic",

@@ -4,7 +4,7 @@ LoCoMo's "not in the notes" questions are mostly real questions with the person 
 tell of Melanie's race, the question asks what Caroline realised after hers.
 """
 
-from chat.grounding import about_someone_else
+from chat.grounding import about_others, about_someone_else, told_of_someone_else
 
 TALK = """Caroline and Melanie — session 4
 
@@ -66,3 +66,41 @@ def test_a_line_found_mostly_by_the_question_still_counts() -> None:
 def test_without_names_or_a_matching_line_it_has_no_opinion() -> None:
     assert not about_someone_else("What did I realise after the race?", "Self-care is important.", [TALK])
     assert not about_someone_else("What is Caroline's favourite colour?", "Teal.", [TALK])
+
+
+# --- Whose story is it? (the question asked again about the other speaker) ----------------------
+
+CAROLINE_LINES = [
+    "Caroline: I painted a sunset after my pottery class. Painting helps me relax.",
+    "Melanie: That looks lovely! You have such an eye for colour.",
+]
+MELANIE_LINES = [
+    "Melanie: I ran a charity race for mental health last Saturday. It made me realise self-care is really important.",
+    "Caroline: That's amazing, Mel!",
+]
+
+
+def test_the_question_is_asked_again_about_each_other_speaker() -> None:
+    question = "What did Caroline realize after her charity race?"
+    assert about_others(question, CAROLINE_LINES) == {"Melanie": "What did Melanie realize after her charity race?"}
+    assert about_others("What did Caroline and Melanie paint?", CAROLINE_LINES) == {}  # names both
+    assert about_others("What did Rob paint?", CAROLINE_LINES) == {}  # names no speaker
+
+
+def test_a_question_whose_answer_is_someone_elses_is_told_of_them() -> None:
+    question = "What did Caroline realize after her charity race?"
+    assert told_of_someone_else(question, CAROLINE_LINES, {"Melanie": MELANIE_LINES}) == "Melanie"
+
+
+def test_the_named_persons_own_lines_keep_the_question_theirs() -> None:
+    # Both ran a race: Caroline's own line speaks to the question, whatever Melanie's says.
+    own = ["Caroline: My charity race went well, I realised how much I like running.", *CAROLINE_LINES]
+    question = "What did Caroline realize after her charity race?"
+    assert told_of_someone_else(question, own, {"Melanie": MELANIE_LINES}) is None
+    asked_right = "What did Melanie realize after her charity race?"
+    assert told_of_someone_else(asked_right, MELANIE_LINES, {"Caroline": CAROLINE_LINES}) is None
+
+
+def test_another_speaker_who_also_misses_the_question_changes_nothing() -> None:
+    question = "What did Caroline realize after her charity race?"
+    assert told_of_someone_else(question, CAROLINE_LINES, {"Melanie": ["Melanie: I love my garden."]}) is None

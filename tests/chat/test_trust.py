@@ -183,3 +183,30 @@ def test_answer_events_stay_with_their_owner(gardener: User, scripted_model: Scr
     with pytest.raises(services.AppError) as refused:
         events_of(user=other, question="And then?", conversation_id=first["conversation_id"])
     assert refused.value.status == 404
+
+
+TALK = """Caroline and Melanie, 20 May
+
+Melanie: I ran a charity race for mental health last Saturday. It made me realise self-care is really important.
+
+Caroline: That's amazing, Mel! I spent my weekend painting a sunset after my pottery class.
+
+Melanie: Your paintings always look so calm."""
+
+
+def test_a_question_about_the_wrong_person_is_told_of_the_right_one_without_asking_the_model(
+    celery_worker: None, scripted_model: ScriptedModel
+) -> None:
+    user = User.objects.create_user("friend", password="x-long-enough-Passw0rd")
+    note_of(user, TALK)
+    scripted_model.script = Script(tokens=["Self-care is really important [1]."])
+    done = events_of(user=user, question="What did Caroline realize after her charity race?")[-1]
+    assert done["abstained"] and not done["citations"]
+    assert "couldn't find" in done["answer"] and "Melanie" in done["answer"]
+    assert any("charity race" in passage["excerpt"] for passage in done["nearest"])
+    assert scripted_model.script.requests == 0  # settled before the model was asked
+    check = Message.objects.get(pk=done["message_id"]).citation_check
+    assert check["abstained_by"] == "elsewhere" and check["told_of"] == "Melanie"
+
+    done = events_of(user=user, question="What did Melanie realize after her charity race?")[-1]
+    assert not done["abstained"] and "Self-care" in done["answer"] and done["citations"]
