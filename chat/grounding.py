@@ -53,14 +53,18 @@ def content_words(text: str) -> set[str]:
     return {word for word in _WORD.findall(text.lower()) if word not in _STOPWORDS}
 
 
-def ground(answer: str, passages: list[str]) -> Grounded:
+def ground(answer: str, passages: list[str], headers: list[str] | None = None) -> Grounded:
     """Keep the sentences of `answer` that a passage supports, each with only the supporting markers.
 
     A marker survives only if its passage supports its sentence; a sentence without a surviving
     marker is attributed to its best-supporting passage when that clears the threshold. A claim
     (two or more content words) that no passage supports is removed; a marker that points to no
-    passage never survives. `check` records each sentence's fate.
+    passage never survives. A sentence that repeats one of `headers` (what a passage is introduced
+    with: "Tim and John — session 4 (2 August 2023, …)") is removed too: small models copy one when
+    they find no answer, and the passage it introduces "supports" every word of it. `check` records
+    each sentence's fate.
     """
+    copied_headers = [header for header in headers or [] if header and header in answer]
     sentences = [part for part in _SENTENCE.split(answer.strip()) if part.strip()]
     plain = [_MARKER.sub("", sentence).strip() for sentence in sentences]
     support = _support_matrix(plain, passages) if sentences and passages else np.zeros((len(sentences), 0))
@@ -76,7 +80,8 @@ def ground(answer: str, passages: list[str]) -> Grounded:
         if not kept and best_support >= SUPPORT_THRESHOLD:
             kept = [best + 1]
         is_claim = len(content_words(plain[index])) >= 2
-        removed = is_claim and not kept
+        copied = any(header in sentence for header in copied_headers)
+        removed = (is_claim and not kept) or copied
         records.append(
             {
                 "text": plain[index],
@@ -84,6 +89,7 @@ def ground(answer: str, passages: list[str]) -> Grounded:
                 "kept": kept,
                 "support": round(best_support, 3),
                 "removed": removed,
+                **({"copied_header": True} if copied else {}),
             }
         )
         if removed:

@@ -30,7 +30,9 @@ ABSTAIN_TEXT = "I couldn't find anything about that in your notes."
 QUESTION_MAX_CHARS = 2000
 NEAREST_SHOWN = 3  # passages shown under an abstention: what the notes held closest to the question
 NO_ANSWER = "(no answer)"
-CHECK_SUMMARY = ("markers_claimed", "markers_kept", "markers_added", "sentences_removed", "abstained_by", "told_of")
+CHECK_SUMMARY = (
+    "markers_claimed", "markers_kept", "markers_added", "sentences_removed", "abstained_by", "told_of"
+)  # fmt: skip
 CHAT_TEMPLATE_TOKENS = 4  # what the chat template adds around each message (role, separators)
 
 SYSTEM_PROMPT = """You answer questions about the user's own notes, using only the numbered sources.
@@ -115,11 +117,15 @@ async def answer_stream(
         yield {"type": "token", "text": ABSTAIN_TEXT}
         yield _done(message, [])
         return
+    # Settled before the model is asked: the notes tell what the question asks of another speaker.
     elsewhere = await sync_to_async(_told_elsewhere)(
         user=user, question=question, hits=relevant, ignore_dates=ignore_dates
     )
+    turn.mark("elsewhere")
     if elsewhere is not None:
-        message = await sync_to_async(_answer_store)(turn=turn, text=elsewhere.text, hits=relevant, elsewhere=elsewhere)
+        message = await sync_to_async(_answer_store)(
+            turn=turn, text=elsewhere.text, hits=relevant, elsewhere=elsewhere
+        )
         yield {"type": "token", "text": elsewhere.text}
         yield _done(message, [])
         return
@@ -390,9 +396,14 @@ def _source_header(hit: Hit, zone: tzinfo) -> str:
 
     The date is written as people write it ("3 May 2026"), which is how the model should answer.
     """
+    return f"{hit.source_title} {_source_when(hit, zone)}"
+
+
+def _source_when(hit: Hit, zone: tzinfo) -> str:
+    """The header's "(3 May 2026, page 2)": the part of it no answer has reason to repeat whole."""
     where = anchor_label(hit.anchor)
     day = temporal.day_label(hit.occurred_at.astimezone(zone).date())
-    return f"{hit.source_title} ({day}{', ' + where if where else ''})"
+    return f"({day}{', ' + where if where else ''})"
 
 
 def check_answer(*, question: str, answer: str, hits: list[Hit], zone: tzinfo = UTC) -> grounding.Grounded:
@@ -406,7 +417,9 @@ def check_answer(*, question: str, answer: str, hits: list[Hit], zone: tzinfo = 
     if _is_abstention(answer):
         return grounding.Grounded(ABSTAIN_TEXT, [], {"model_answer": answer, "abstained_by": "model"})
     passages = [hit.text for hit in hits]
-    grounded = grounding.ground(answer, [_as_read(hit, zone) for hit in hits])
+    # "(2 May 2023)" alone is also how passages resolve "yesterday": only a header with its anchor is unmistakable.
+    headers = [_source_when(hit, zone) for hit in hits if anchor_label(hit.anchor)]
+    grounded = grounding.ground(answer, [_as_read(hit, zone) for hit in hits], headers=headers)
     check = {"model_answer": answer, **grounded.check}
     if not grounded.text:
         return grounding.Grounded(ABSTAIN_TEXT, [], {**check, "abstained_by": "check"})

@@ -13,7 +13,7 @@ import pytest
 from asgiref.sync import async_to_sync
 
 from accounts.models import User
-from chat import services
+from chat import selectors, services
 from chat.models import Conversation, Message
 from tests.factories import ApiClient
 from tests.scripted_model import Script, ScriptedModel, scripted_model  # noqa: F401 — a fixture
@@ -210,3 +210,14 @@ def test_a_question_about_the_wrong_person_is_told_of_the_right_one_without_aski
 
     done = events_of(user=user, question="What did Melanie realize after her charity race?")[-1]
     assert not done["abstained"] and "Self-care" in done["answer"] and done["citations"]
+
+
+def test_an_answer_that_copies_a_sources_header_is_no_answer(gardener: User, scripted_model: ScriptedModel) -> None:
+    hit = selectors.retrieve(owner=gardener, query="When do the tomatoes go into the raised bed?", k=3).hits[0]
+    header = services._source_header(hit, gardener.zone)
+    assert hit.anchor and "(" in header  # a note's header: its title, then its date and heading
+    scripted_model.script = Script(tokens=[header, " [1]"])  # what the 0.5B model wrote for "What cult did Tim join?"
+    done = events_of(user=gardener, question="When do the tomatoes go into the raised bed?")[-1]
+    assert done["abstained"] and not done["citations"], done["answer"]
+    check = Message.objects.get(pk=done["message_id"]).citation_check
+    assert check["abstained_by"] == "check" and check["sentences"][0]["copied_header"]
