@@ -104,3 +104,12 @@ def test_the_named_persons_own_lines_keep_the_question_theirs() -> None:
 def test_another_speaker_who_also_misses_the_question_changes_nothing() -> None:
     question = "What did Caroline realize after her charity race?"
     assert told_of_someone_else(question, CAROLINE_LINES, {"Melanie": ["Melanie: I love my garden."]}) is None
+
+
+def test_asking_about_the_topic_is_not_telling_of_it() -> None:
+    # LoCoMo conv-42: Nate asks Joanna about her hobbies; his question says nothing of his own.
+    joanna = ["Joanna: Besides writing, I also enjoy reading and exploring nature."]
+    nate = ["Nate: What are your hobbies, Joanna? Mine keep changing.", "Joanna: Writing, mostly!"]
+    assert told_of_someone_else("What are Joanna's hobbies?", joanna, {"Nate": nate}) is None
+    nate_telling = ["Nate: My hobbies are gaming and making ice cream.", "Joanna: Fun!"]
+    assert told_of_someone_else("What are Joanna's hobbies?", joanna, {"Nate": nate_telling}) == "Nate"
