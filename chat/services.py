@@ -29,7 +29,6 @@ from secondbrain.errors import AppError
 ABSTAIN_TEXT = "I couldn't find anything about that in your notes."
 QUESTION_MAX_CHARS = 2000
 NEAREST_SHOWN = 3  # passages shown under an abstention: what the notes held closest to the question
-NO_ANSWER = "(no answer)"
 CHECK_SUMMARY = (
     "markers_claimed", "markers_kept", "markers_added", "sentences_removed", "abstained_by", "told_of"
 )  # fmt: skip
@@ -334,16 +333,19 @@ def _history(*, turn: _Turn) -> list[tuple[dict[str, str], dict[str, str]]]:
     """The conversation's earlier turns, oldest first: each question with its answer, as chat messages.
 
     Markers are stripped from earlier answers: their numbers pointed into earlier sources, and a
-    model shown them cites numbers that mean something else now. An abstention or a cut-off answer
-    is shown as "(no answer)"; its question stays, so a follow-up ("and when?") still resolves.
+    model shown them cites numbers that mean something else now. A question that got no answer (an
+    abstention, a cut-off answer) is left out with it: shown a placeholder answer, the 0.5B model
+    wrote the placeholder as its next answer, and shown an abstention, it abstains again.
     """
     messages = Message.objects.filter(conversation=turn.conversation, id__lt=turn.question.pk).order_by("id")
     turns: list[tuple[dict[str, str], dict[str, str]]] = []
+    question: dict[str, str] | None = None
     for message in messages.only("role", "content", "abstained", "status"):
         if message.role == Message.Role.USER:
-            turns.append(({"role": "user", "content": message.content}, {"role": "assistant", "content": NO_ANSWER}))
-        elif turns and message.status == Message.Status.COMPLETE and not message.abstained:
-            turns[-1][1]["content"] = grounding.without_markers(message.content)
+            question = {"role": "user", "content": message.content}
+        elif question and message.status == Message.Status.COMPLETE and not message.abstained:
+            turns.append((question, {"role": "assistant", "content": grounding.without_markers(message.content)}))
+            question = None
     return turns
 
 

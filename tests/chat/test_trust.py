@@ -221,3 +221,17 @@ def test_an_answer_that_copies_a_sources_header_is_no_answer(gardener: User, scr
     assert done["abstained"] and not done["citations"], done["answer"]
     check = Message.objects.get(pk=done["message_id"]).citation_check
     assert check["abstained_by"] == "check" and check["sentences"][0]["copied_header"]
+
+
+def test_a_question_that_got_no_answer_is_left_out_of_the_next_prompt(
+    gardener: User, scripted_model: ScriptedModel
+) -> None:
+    # Shown "(no answer)" for it, the 0.5B model wrote "(no answer)" as its next answer.
+    first = events_of(user=gardener, question="What is the capital city of Peru?")[-1]
+    assert first["abstained"]
+    done = events_of(
+        user=gardener, question="When do the tomatoes go into the raised bed?", conversation_id=first["conversation_id"]
+    )[-1]
+    prompt = Message.objects.get(pk=done["message_id"]).trace["prompt"]
+    assert [item["role"] for item in prompt] == ["system", "user"] and "Peru" not in str(prompt)
+    assert not done["abstained"] and "12 May" in done["answer"]
