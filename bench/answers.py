@@ -423,15 +423,18 @@ def person_check(log: Any = print) -> None:
             passages = [hit.text for hit in relevant]
             person = grounding.about_someone_else(asked.text, asked.reference, passages)
             turned_away[("person", asked.category)].append(person)
-            for common in DETAIL_SWEEP:
-                detail = bool(grounding.missing_details(asked.text, asked.reference, passages, common=common))
+            details = {
+                common: bool(grounding.missing_details(asked.text, asked.reference, passages, common=common))
+                for common in DETAIL_SWEEP
+            }
+            for common, detail in details.items():
                 turned_away[(f"detail {common}", asked.category)].append(detail)
                 turned_away[(f"both {common}", asked.category)].append(person or detail)
             # Settled before the model is asked, so it needs no answer: the question searched about the other speaker.
             elsewhere = bool(relevant) and services._told_elsewhere(
                 user=user, question=asked.text, hits=relevant, ignore_dates=False
             ) is not None
-            in_use = person or bool(grounding.missing_details(asked.text, asked.reference, passages))
+            in_use = person or details[grounding.DETAIL_COMMON_WORDS]
             turned_away[("elsewhere", asked.category)].append(elsewhere)
             turned_away[("all in use", asked.category)].append(in_use or elsewhere)
     log("Person and detail checks on LoCoMo dev (reference answers standing in for the model's): share turned away")

@@ -179,8 +179,7 @@ def about_someone_else(question: str, answer: str, passages: list[str]) -> bool:
         return False
     question_words = frozenset(_stems(question) - lowered)
     best_score, best_people = _best_line(frozenset(answer_words), question_words, tuple(passages))
-    speakers = {speaker.split()[0] for passage in passages for speaker, _ in _turns(passage) if speaker}
-    people = names & speakers or names
+    people = names & speakers_of(passages) or names
     # A line about no one in particular ("It was a great day") cannot be about someone else.
     return best_score >= PERSON_MIN_COVERAGE and bool(best_people) and not people & best_people
 
@@ -274,17 +273,19 @@ def speakers_of(passages: list[str]) -> set[str]:
 
 
 def about_others(question: str, passages: list[str]) -> dict[str, str]:
-    """The question asked about each other speaker of the passages, when it names exactly one of them.
+    """The question asked about each other speaker of the passages, when it names exactly one of them
+    and that person's own lines do not already speak to it (then no other search is needed).
 
     {"Melanie": "What did Melanie realize after her charity race?"} for a question about Caroline
     over a talk between the two; {} when the question names no speaker, or several.
     """
-    speakers = speakers_of(passages)
-    named = names_in(question) & speakers
-    if len(named) != 1:
+    asked = _asked_of(question, passages)
+    if asked is None or _share_spoken(asked.words, asked.person, passages) > OWN_MAX_SHARE:
         return {}
-    person = named.pop()
-    return {other: re.sub(rf"\b{re.escape(person)}\b", other, question) for other in sorted(speakers - {person})}
+    return {
+        other: re.sub(rf"\b{re.escape(asked.person)}\b", other, question)
+        for other in sorted(asked.speakers - {asked.person})
+    }
 
 
 def told_of_someone_else(question: str, passages: list[str], others: dict[str, list[str]]) -> str | None:
@@ -294,21 +295,32 @@ def told_of_someone_else(question: str, passages: list[str], others: dict[str, l
     for the question asked about them (`about_others`). A line speaks to the question by the share of
     the question's salient words (no names, no question frame, no verbs in a verb's place) it has.
     """
-    speakers = speakers_of(passages)
-    named = names_in(question) & speakers
-    if len(named) != 1 or not others:
+    asked = _asked_of(question, passages, also_names=set(others))
+    if asked is None or not others:
         return None
-    person = named.pop()
-    lowered = {name.lower() for name in speakers | set(others) | names_in(question)}
-    words = {_stem(word) for word in _salient_words(question, lowered)}
-    if not words:
-        return None
-    own = _share_spoken(words, person, passages)
+    own = _share_spoken(asked.words, asked.person, passages)
     if own > OWN_MAX_SHARE:
         return None
-    shares = {other: _share_spoken(words, other, found) for other, found in others.items()}
+    shares = {other: _share_spoken(asked.words, other, found) for other, found in others.items()}
     best = max(shares, key=lambda other: shares[other])
     return best if shares[best] - own >= OTHER_MIN_LEAD else None
+
+
+@dataclass(frozen=True)
+class _Asked:
+    person: str  # the one speaker of the passages the question names
+    speakers: set[str]
+    words: set[str]  # the question's salient words, stemmed
+
+
+def _asked_of(question: str, passages: list[str], also_names: set[str] | None = None) -> _Asked | None:
+    speakers = speakers_of(passages)
+    named = names_in(question) & speakers
+    if len(named) != 1:
+        return None
+    lowered = {name.lower() for name in speakers | (also_names or set()) | names_in(question)}
+    words = {_stem(word) for word in _salient_words(question, lowered)}
+    return _Asked(named.pop(), speakers, words) if words else None
 
 
 def _share_spoken(words: set[str], person: str, passages: list[str]) -> float:
