@@ -4,7 +4,7 @@ LoCoMo's "not in the notes" questions are mostly real questions with the person 
 tell of Melanie's race, the question asks what Caroline realised after hers.
 """
 
-from chat.grounding import about_others, about_someone_else, told_of_someone_else
+from chat.grounding import about_others, about_someone_else, only_names, told_of_someone_else
 
 TALK = """Caroline and Melanie — session 4
 
@@ -66,6 +66,17 @@ def test_a_line_found_mostly_by_the_question_still_counts() -> None:
 def test_without_names_or_a_matching_line_it_has_no_opinion() -> None:
     assert not about_someone_else("What did I realise after the race?", "Self-care is important.", [TALK])
     assert not about_someone_else("What is Caroline's favourite colour?", "Teal.", [TALK])
+
+
+def test_a_name_alone_answers_only_a_question_that_asks_who() -> None:
+    # What the 1.5B model wrote for two of LoCoMo's traps (conv-41, conv-30).
+    passages = ["John: I dropped off the old car at the shelter.", "Maria: That's so kind of you!"]
+    assert only_names("What did Maria donate to a luxury store?", "John and Maria [5]", passages)
+    assert only_names("What was Jon's favorite dancing memory?", "Gina's [5]", ["Gina: Dancing is my life!"])
+    assert not only_names("Who did Maria donate the car with?", "John [1]", passages)
+    assert not only_names("Whose car did John donate?", "Maria's.", passages)
+    assert not only_names("What did John donate?", "The old car [1]", passages)
+    assert not only_names("What is the name of Maria's puppy?", "Shadow [2]", passages)  # no speaker
 
 
 # --- Whose story is it? (the question asked again about the other speaker) ----------------------
