@@ -63,6 +63,21 @@ def test_a_line_found_mostly_by_the_question_still_counts() -> None:
     assert not about_someone_else("What did John celebrate at a restaurant with teammates?", "A tough win.", passages)
 
 
+def test_a_turn_that_greets_someone_says_you_to_them() -> None:
+    # LoCoMo conv-42: the passage is Joanna's one turn; "your recommendation" is Nate's.
+    passages = ["Joanna: Hey Nate, how's it going? I took your recommendation and watched The Lord of the Rings Trilogy!"]
+    assert not about_someone_else("What is Nate's favorite movie trilogy?", "The Lord of the Rings [1]", passages)
+
+
+def test_another_ending_of_a_word_is_the_same_word() -> None:
+    # "dance" and "dances": Jon's own line matches the question as well as Gina's does.
+    passages = [
+        "Jon: I love all dances, but contemporary is my top pick.",
+        "Gina: Contemporary dance is so expressive and graceful - it really speaks to me.",
+    ]
+    assert not about_someone_else("What is Jon's favorite style of dance?", "Contemporary [1]", passages)
+
+
 def test_without_names_or_a_matching_line_it_has_no_opinion() -> None:
     assert not about_someone_else("What did I realise after the race?", "Self-care is important.", [TALK])
     assert not about_someone_else("What is Caroline's favourite colour?", "Teal.", [TALK])
