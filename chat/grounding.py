@@ -212,7 +212,9 @@ def _lines_with_people(passages: list[str]) -> list[tuple[str, set[str]]]:
     for passage in passages:
         turns = _turns(passage)
         for index, (speaker, text) in enumerate(turns):
-            nearby = {other.split()[0] for other, _ in turns[max(0, index - 1) : index + 2] if other and other != speaker}
+            nearby = {
+                other.split()[0] for other, _ in turns[max(0, index - 1) : index + 2] if other and other != speaker
+            }
             # A passage can begin or end mid-talk: "you" then points at whoever the turn greets by name
             # ("Hey Nate, … I took your recommendation"), or else whoever else speaks in the passage.
             if not nearby and speaker:

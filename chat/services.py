@@ -122,9 +122,7 @@ async def answer_stream(
     )
     turn.mark("elsewhere")
     if elsewhere is not None:
-        message = await sync_to_async(_answer_store)(
-            turn=turn, text=elsewhere.text, hits=relevant, elsewhere=elsewhere
-        )
+        message = await sync_to_async(_answer_store)(turn=turn, text=elsewhere.text, hits=relevant, elsewhere=elsewhere)
         yield {"type": "token", "text": elsewhere.text}
         yield _done(message, [])
         return

@@ -65,7 +65,9 @@ def test_a_line_found_mostly_by_the_question_still_counts() -> None:
 
 def test_a_turn_that_greets_someone_says_you_to_them() -> None:
     # LoCoMo conv-42: the passage is Joanna's one turn; "your recommendation" is Nate's.
-    passages = ["Joanna: Hey Nate, how's it going? I took your recommendation and watched The Lord of the Rings Trilogy!"]
+    passages = [
+        "Joanna: Hey Nate, how's it going? I took your recommendation and watched The Lord of the Rings Trilogy!"
+    ]
     assert not about_someone_else("What is Nate's favorite movie trilogy?", "The Lord of the Rings [1]", passages)
 
 
