@@ -269,16 +269,18 @@ def _stem(word: str) -> str:
 # Maria [5]", "What was Jon's favorite dancing memory?" → "Gina's [5]". A person is no answer to a
 # question that asks for a thing, a time or a place. LoCoMo dev: 1 of 762 reference answers is
 # only speakers' names, to a "Who" question; 2 of the 1.5B's 8 answered traps in the bench sample.
-_ASKS_FOR_A_PERSON = re.compile(r"\b(?:who|whom|whose)\b", re.IGNORECASE)
+# Only the speakers count as people: a capitalised word of the question may be a place on offer
+# ("Sweden or Norway?"), and "which" may ask for a person ("Which friend …?").
+_ASKS_FOR_A_PERSON = re.compile(r"\b(?:who|whom|whose|which)\b", re.IGNORECASE)
 _JOINING = frozenset("and or both s".split())
 
 
 def only_names(question: str, answer: str, passages: list[str]) -> bool:
-    """Whether `answer` is only the names of the question's people or the passages' speakers, when
-    `question` does not ask who."""
+    """Whether `answer` is only the names of people who speak in the passages, when `question` does
+    not ask who (or which)."""
     if _ASKS_FOR_A_PERSON.search(question):
         return False
-    people = {name.lower() for name in names_in(" " + question) | speakers_of(passages)}
+    people = {name.lower() for name in speakers_of(passages)}
     words = [word for word in _WORD.findall(without_markers(answer).lower()) if word not in _JOINING]
     return bool(words) and all(word in people for word in words)
 

@@ -94,6 +94,8 @@ def test_a_name_alone_answers_only_a_question_that_asks_who() -> None:
     assert not only_names("Whose car did John donate?", "Maria's.", passages)
     assert not only_names("What did John donate?", "The old car [1]", passages)
     assert not only_names("What is the name of Maria's puppy?", "Shadow [2]", passages)  # no speaker
+    assert not only_names("Did John move from Sweden or Norway?", "Sweden [1]", passages)  # a place on offer
+    assert not only_names("Which friend did John call?", "Maria [1]", passages)
 
 
 # --- Whose story is it? (the question asked again about the other speaker) ----------------------
