@@ -293,7 +293,8 @@ def only_names(question: str, answer: str, passages: list[str]) -> bool:
 # … her charity race?"): when another speaker's lines speak to it much better than the named
 # person's do, the notes tell this of someone else. Calibrated on LoCoMo dev (bench/answers.py
 # --person-check): with the checks above it turns away 171 of 237 "not in the notes" questions
-# (156 without it) and 58 of 762 answerable ones (51); with the 0.5B model's own answers to 111 of
+# (156 without it) and 58 of 762 answerable ones (51) — 173 and 54 with the stemming and the "you"
+# rule of the person check as of the evening of 2026-11-25; with the 0.5B model's own answers to 111 of
 # the traps, 79 instead of 69. A looser test (no bound on the named person's share) caught 84 of
 # those 111 but turned away 74 of the 762; counting the other speaker's questions ("What are your
 # hobbies?") as telling of the topic turned away 2 more answerable questions for 2 fewer traps.
