@@ -37,6 +37,19 @@ def test_another_ending_or_a_typo_is_the_same_word() -> None:
     assert missing_details(question, "A chili cook-off and a ring-toss tournament.", [SHELTER]) == []
 
 
+def test_a_dislike_the_notes_never_state_is_caught() -> None:
+    # LoCoMo conv-42: Nate loves action and sci-fi; the trap asks which movies he hates.
+    movies = "Nate: I'm a big fan of action and sci-fi movies - I could watch them all weekend."
+    assert missing_details("What type of movies does Nate hate watching the most?", "Action and sci-fi.", [movies]) == [
+        "hate"
+    ]
+    assert missing_details(
+        "Who is John's least favorite character?", "Aragorn.", ["John: Aragorn is my favorite!"]
+    ) == ["least"]
+    hated = "Nate: I hate horror movies, they give me nightmares."
+    assert missing_details("What type of movies does Nate hate?", "Horror movies.", [hated]) == []
+
+
 def test_common_words_and_what_people_do_are_paraphrased_freely() -> None:
     # "activity" is common; "symbolize" stands where a verb does ("did Maria *symbolize*").
     assert missing_details("What activity did Maria plan for the shelter?", "A chili cook-off.", [SHELTER]) == []

@@ -80,6 +80,24 @@ def test_another_ending_of_a_word_is_the_same_word() -> None:
     assert not about_someone_else("What is Jon's favorite style of dance?", "Contemporary [1]", passages)
 
 
+def test_a_short_name_of_a_speaker_is_that_speaker() -> None:
+    # LoCoMo conv-26: "Mel" is Melanie; six answerable questions about her were turned away.
+    passages = ["Caroline: What did you make?", "Melanie: The kids and I made pots at the pottery workshop."]
+    assert not about_someone_else("What did Mel and her kids make at the workshop?", "Pots [1]", passages)
+    assert about_someone_else("What did Caro make at the workshop?", "Pots [1]", passages)
+    assert about_others("What did Caro realize after her charity race?", CAROLINE_LINES) == {
+        "Melanie": "What did Melanie realize after her charity race?"
+    }
+
+
+def test_a_name_called_out_to_is_not_whom_the_line_is_about() -> None:
+    # LoCoMo conv-26: Melanie tells Caroline about her own family, calling her by name.
+    passages = ["Melanie: Yeah, Caroline, my family's been great - their love really helped me."]
+    question = "What does Caroline love most about her family?"
+    assert about_someone_else(question, "Their love really helped her.", passages)
+    assert not about_someone_else("What does Melanie love most about her family?", "Their love.", passages)
+
+
 def test_without_names_or_a_matching_line_it_has_no_opinion() -> None:
     assert not about_someone_else("What did I realise after the race?", "Self-care is important.", [TALK])
     assert not about_someone_else("What is Caroline's favourite colour?", "Teal.", [TALK])
@@ -143,3 +161,15 @@ def test_asking_about_the_topic_is_not_telling_of_it() -> None:
     assert told_of_someone_else("What are Joanna's hobbies?", joanna, {"Nate": nate}) is None
     nate_telling = ["Nate: My hobbies are gaming and making ice cream.", "Joanna: Fun!"]
     assert told_of_someone_else("What are Joanna's hobbies?", joanna, {"Nate": nate_telling}) == "Nate"
+
+
+def test_another_speakers_line_that_means_the_question_is_told_of_them() -> None:
+    # LoCoMo conv-43: cooking is John's therapy. Tim's line shares "court" with the question, John's
+    # "court" and "therapy": too small a lead in words alone, but John's line means the question.
+    tim = ["Tim: I sat right by the court at the game last night, what a thrill!", "John: Nice!"]
+    john = ["John: Cooking is like therapy for me after a long day on the court.", "Tim: Sounds great."]
+    question = "What hobby is a therapy for Tim when away from the court?"
+    assert about_others(question, tim) == {"John": "What hobby is a therapy for John when away from the court?"}
+    assert told_of_someone_else(question, tim, {"John": john}) == "John"
+    asked_right = "What hobby is a therapy for John when away from the court?"
+    assert told_of_someone_else(asked_right, john, {"Tim": tim}) is None
