@@ -156,11 +156,6 @@ _NOT_NAMES = frozenset(
 )
 _FIRST_PERSON = re.compile(r"\b(i|i'm|i've|i'd|i'll|me|my|mine|myself|we|our|us)\b", re.IGNORECASE)
 _SECOND_PERSON = re.compile(r"\b(you|your|yours|you're|you've|yourself)\b", re.IGNORECASE)
-# A name set off by commas or an exclamation, at the start, after an interjection or before the end.
-_VOCATIVE = re.compile(
-    r"(?:^|[,.!?]\s*|\b(?:[Hh]ey|[Hh]i|[Hh]ello|[Tt]hanks|[Oo]h|[Ww]ow|[Yy]eah|[Aa]w+|[Cc]ongrats)\s+)"
-    r"([A-Z][a-z]+)(?=\s*[,!.?])"
-)
 _SPEAKER = re.compile(r"^([A-Z][\w.'-]*(?: [A-Z][\w.'-]*)?):\s")
 
 
@@ -186,12 +181,6 @@ def spelled_out(question: str, passages: list[str]) -> str:
         if len(meant) == 1:
             question = re.sub(rf"\b{re.escape(name)}\b", meant[0], question)
     return question
-
-
-def _addressed(sentence: str) -> set[str]:
-    """The names a sentence calls out to ("Yeah, Caroline, my family's been great"): whom it is said
-    to, not whom it is about. Its "you", if any, points at them."""
-    return {match.group(1) for match in _VOCATIVE.finditer(sentence.strip())}
 
 
 def about_someone_else(question: str, answer: str, passages: list[str]) -> bool:
@@ -250,7 +239,7 @@ def _lines_with_people(passages: list[str]) -> list[tuple[str, set[str]]]:
             for sentence in _SENTENCE.split(text):
                 if sentence.rstrip().endswith("?"):
                     continue  # a question asserts nothing an answer could rest on
-                people = names_in(" " + sentence) - _addressed(sentence)
+                people = names_in(" " + sentence)
                 second = bool(_SECOND_PERSON.search(sentence))
                 if speaker and (_FIRST_PERSON.search(sentence) or not second):
                     people.add(speaker.split()[0])

@@ -90,14 +90,6 @@ def test_a_short_name_of_a_speaker_is_that_speaker() -> None:
     }
 
 
-def test_a_name_called_out_to_is_not_whom_the_line_is_about() -> None:
-    # LoCoMo conv-26: Melanie tells Caroline about her own family, calling her by name.
-    passages = ["Melanie: Yeah, Caroline, my family's been great - their love really helped me."]
-    question = "What does Caroline love most about her family?"
-    assert about_someone_else(question, "Their love really helped her.", passages)
-    assert not about_someone_else("What does Melanie love most about her family?", "Their love.", passages)
-
-
 def test_without_names_or_a_matching_line_it_has_no_opinion() -> None:
     assert not about_someone_else("What did I realise after the race?", "Self-care is important.", [TALK])
     assert not about_someone_else("What is Caroline's favourite colour?", "Teal.", [TALK])
