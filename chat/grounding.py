@@ -442,7 +442,7 @@ _QUESTION_FRAME = frozenset(
     "kind type sort name way thing things favorite favourite main specific recently many much often long likely "
     "other both one two three first second part him her herself himself themselves itself while most out through "
     "whose besides apart between away up down off over new good close soon more less very also just still even "
-    "really back same similar different".split()
+    "really back same similar different regard regards respect".split()
 )
 _PRONOUNS = frozenset("i you he she we they it".split())
 _BEFORE_A_THING = frozenset("'s a an the of his her their my your our its".split())
