@@ -336,7 +336,7 @@ def about_others(question: str, passages: list[str]) -> dict[str, str]:
     over a talk between the two; {} when the question names no speaker, or several.
     """
     asked = _asked_of(question, passages)
-    if asked is None or _share_spoken(asked.words, asked.person, passages) == 1:
+    if asked is None or _share_spoken(asked.words, asked.person, passages, replies=True) == 1:
         return {}
     return {
         other: re.sub(rf"\b{re.escape(asked.person)}\b", other, spelled_out(question, passages))
@@ -354,7 +354,7 @@ def told_of_someone_else(question: str, passages: list[str], others: dict[str, l
     asked = _asked_of(question, passages, also_names=set(others))
     if asked is None or not others:
         return None
-    own = _share_spoken(asked.words, asked.person, passages)
+    own = _share_spoken(asked.words, asked.person, passages, replies=True)
     shares = {other: _share_spoken(asked.words, other, found) for other, found in others.items()}
     best = max(shares, key=lambda other: shares[other])
     if own <= OWN_MAX_SHARE and shares[best] - own >= OTHER_MIN_LEAD:
@@ -402,18 +402,24 @@ def _asked_of(question: str, passages: list[str], also_names: set[str] | None = 
     return _Asked(named.pop(), speakers, words) if words else None
 
 
-def _share_spoken(words: set[str], person: str, passages: list[str]) -> float:
+def _share_spoken(words: set[str], person: str, passages: list[str], *, replies: bool = False) -> float:
     """The largest share of `words` in one turn that `person` speaks (another ending of a word counts).
 
-    Questions in the turn are left out: "What are your hobbies?" tells nothing of the asker's."""
+    Questions in the turn are left out: "What are your hobbies?" tells nothing of the asker's. But a
+    turn that answers another's question speaks to that question's words: to "Any fun plans for the
+    summer?" Caroline answers "Researching adoption agencies"."""
     best = 0.0
     for passage in passages:
+        asked = ""
         for speaker, text in _turns(passage):
+            sentences = _SENTENCE.split(text)
+            questions = " ".join(sentence for sentence in sentences if sentence.rstrip().endswith("?"))
             if speaker and speaker.split()[0] == person:
-                statements = [sentence for sentence in _SENTENCE.split(text) if not sentence.rstrip().endswith("?")]
-                present = _stems(" ".join(statements))
+                statements = [sentence for sentence in sentences if not sentence.rstrip().endswith("?")]
+                present = _stems(" ".join([*statements, asked if replies else ""]))
                 found = sum(1 for word in words if word in present or _same_root(word, present))
                 best = max(best, found / len(words))
+            asked = questions if speaker and speaker.split()[0] != person else ""
     return best
 
 

@@ -165,3 +165,16 @@ def test_another_speakers_line_that_means_the_question_is_told_of_them() -> None
     assert told_of_someone_else(question, tim, {"John": john}) == "John"
     asked_right = "What hobby is a therapy for John when away from the court?"
     assert told_of_someone_else(asked_right, john, {"Tim": tim}) is None
+
+
+def test_a_reply_speaks_to_the_question_it_answers() -> None:
+    # LoCoMo conv-26: Caroline's plans are her reply to Melanie's question; Melanie tells of her own.
+    caroline = [
+        "Melanie: My kids are so excited about summer break! Any fun plans for the summer?\n\n"
+        "Caroline: Researching adoption agencies - it's been a dream to have a family."
+    ]
+    melanie = ["Melanie: Our summer plans? Camping next month with the kids, like every summer."]
+    question = "What are Caroline's plans for the summer?"
+    assert told_of_someone_else(question, caroline, {"Melanie": melanie}) is None
+    unanswered = ["Melanie: My kids are so excited about summer break!\n\nCaroline: I love adoption agencies."]
+    assert told_of_someone_else(question, unanswered, {"Melanie": melanie}) == "Melanie"
