@@ -317,9 +317,10 @@ def only_names(question: str, answer: str, passages: list[str]) -> bool:
 OWN_MAX_SHARE = 1 / 3  # the named person's lines speak to at most this share of the question's words
 OTHER_MIN_LEAD = 1 / 2  # and another speaker's to at least this much more
 # Or: another speaker's lines have more of the question's words and mean it more closely (cosine of
-# the question, its person left out, with the best line about each, all-MiniLM-L6-v2). Same
-# calibration, 2026-11-25: 174 -> 180 traps, 48 -> 49 answerable turned away; at 0.08: 178 and 48;
-# at 0.12 without the words' lead: 184 and 62.
+# the question, its person left out, with the best line about each, all-MiniLM-L6-v2; ~0.15 s). Same
+# calibration, all checks in use, 2026-11-25: 174 -> 180 traps, 48 -> 49 answerable turned away; at
+# 0.08: 178 and 48; at 0.12 without the words' lead: 184 and 62. With the reply rule of
+# `_share_spoken` and the rest of that day's changes: 182 of 237 and 47 of 762.
 MEANING_MIN_LEAD = 0.05
 
 
@@ -493,7 +494,7 @@ def missing_details(question: str, answer: str, passages: list[str], common: int
 
 # A question that takes a dislike for granted ("What does Nate *hate* watching?", "John's *least*
 # favourite character") asks for a stance the passages must state, however common its word and
-# wherever it stands. LoCoMo dev: 5 more traps caught, no answerable question turned away.
+# wherever it stands. LoCoMo dev: 4 more traps caught, no answerable question turned away.
 _STANCES = {
     stance: re.compile(rf"\b{spelt}", re.IGNORECASE)
     for stance, spelt in {

@@ -412,7 +412,7 @@ def check_answer(*, question: str, answer: str, hits: list[Hit], zone: tzinfo = 
     It abstains when the model did, when no sentence is supported, when the answer is only people's
     names and the question does not ask who, when the passage line the answer rests on is about
     someone other than the person the question names, or when a rare word of the question is in
-    none of the passages (a swapped detail: grandpa for grandma).
+    none of the passages (a swapped detail: grandpa for grandma), or a dislike it takes for granted.
     """
     answer = answer.strip()
     if _is_abstention(answer):
