@@ -340,7 +340,7 @@ def about_others(question: str, passages: list[str]) -> dict[str, str]:
     if asked is None or _share_spoken(asked.words, asked.person, passages, replies=True) == 1:
         return {}
     return {
-        other: re.sub(rf"\b{re.escape(asked.person)}\b", other, spelled_out(question, passages))
+        other: re.sub(rf"\b{re.escape(asked.person)}\b", other, asked.question)
         for other in sorted(asked.speakers - {asked.person})
     }
 
@@ -360,17 +360,15 @@ def told_of_someone_else(question: str, passages: list[str], others: dict[str, l
     best = max(shares, key=lambda other: shares[other])
     if own <= OWN_MAX_SHARE and shares[best] - own >= OTHER_MIN_LEAD:
         return best
-    if (
-        shares[best] > own
-        and _meaning_lead(question, asked.person, best, [*passages, *others[best]]) >= MEANING_MIN_LEAD
-    ):
+    if shares[best] > own and _meaning_lead(asked, best, [*passages, *others[best]]) >= MEANING_MIN_LEAD:
         return best
     return None
 
 
-def _meaning_lead(question: str, person: str, other: str, passages: list[str]) -> float:
-    """How much closer in meaning to `question` (its person left out) the best statement about `other`
-    comes than the best about `person`."""
+def _meaning_lead(asked: "_Asked", other: str, passages: list[str]) -> float:
+    """How much closer in meaning to the question (its person left out) the best statement about `other`
+    comes than the best about the person it names."""
+    person = asked.person
     lines: dict[str, set[str]] = {}
     for sentence, people in _lines_with_people(passages):
         if len(content_words(sentence)) >= 2:
@@ -379,7 +377,7 @@ def _meaning_lead(question: str, person: str, other: str, passages: list[str]) -
     theirs = [sentence for sentence, people in lines.items() if other in people and person not in people]
     if not theirs:
         return 0.0
-    neutral = re.sub(rf"\b{re.escape(person)}(?:'s|’s)?\b", "they", spelled_out(question, passages))
+    neutral = re.sub(rf"\b{re.escape(person)}(?:'s|’s)?\b", "they", asked.question)
     vectors = embed_texts([neutral, *theirs, *own])
     similarity = vectors[1:] @ vectors[0]
     return float(similarity[: len(theirs)].max() - similarity[len(theirs) :].max(initial=0.0))
@@ -390,6 +388,7 @@ class _Asked:
     person: str  # the one speaker of the passages the question names
     speakers: set[str]
     words: set[str]  # the question's salient words, stemmed
+    question: str  # with speakers' short names spelled out
 
 
 def _asked_of(question: str, passages: list[str], also_names: set[str] | None = None) -> _Asked | None:
@@ -400,7 +399,7 @@ def _asked_of(question: str, passages: list[str], also_names: set[str] | None = 
         return None
     lowered = {name.lower() for name in speakers | (also_names or set()) | names_in(question)}
     words = {_stem(word) for word in _salient_words(question, lowered)}
-    return _Asked(named.pop(), speakers, words) if words else None
+    return _Asked(named.pop(), speakers, words, question) if words else None
 
 
 def _share_spoken(words: set[str], person: str, passages: list[str], *, replies: bool = False) -> float:
@@ -411,16 +410,17 @@ def _share_spoken(words: set[str], person: str, passages: list[str], *, replies:
     summer?" Caroline answers "Researching adoption agencies"."""
     best = 0.0
     for passage in passages:
-        asked = ""
+        asked = ""  # the question another speaker put just before this turn
         for speaker, text in _turns(passage):
+            who = speaker.split()[0] if speaker else ""
             sentences = _SENTENCE.split(text)
-            questions = " ".join(sentence for sentence in sentences if sentence.rstrip().endswith("?"))
-            if speaker and speaker.split()[0] == person:
+            if who == person:
                 statements = [sentence for sentence in sentences if not sentence.rstrip().endswith("?")]
-                present = _stems(" ".join([*statements, asked if replies else ""]))
+                present = _stems(" ".join([*statements, asked]))
                 found = sum(1 for word in words if word in present or _same_root(word, present))
                 best = max(best, found / len(words))
-            asked = questions if speaker and speaker.split()[0] != person else ""
+            questions = (sentence for sentence in sentences if sentence.rstrip().endswith("?"))
+            asked = " ".join(questions) if replies and who and who != person else ""
     return best
 
 
@@ -463,6 +463,18 @@ def _common_word_ranks() -> dict[str, int]:
     return {word: rank for rank, word in reversed(list(enumerate(words)))}
 
 
+# A question that takes a dislike for granted ("What does Nate *hate* watching?", "John's *least*
+# favourite character") asks for a stance the passages must state, however common its word and
+# wherever it stands. LoCoMo dev: 4 more traps caught, no answerable question turned away.
+_STANCES = {
+    stance: re.compile(rf"\b{spelt}", re.IGNORECASE)
+    for stance, spelt in {
+        "hate": r"hat(?:e|es|ed|ing|red)\b", "dislike": "dislik", "least": r"least\b", "criticise": "critic",
+        "oppose": "oppos", "avoid": "avoid", "worst": r"worst\b", "regret": "regret",
+    }.items()
+}  # fmt: skip
+
+
 def missing_details(question: str, answer: str, passages: list[str], common: int = DETAIL_COMMON_WORDS) -> list[str]:
     """The rare words of `question` that none of `passages` has, when a passage line speaks to `answer`.
 
@@ -487,21 +499,9 @@ def missing_details(question: str, answer: str, passages: list[str], common: int
         for word in _salient_words(question, names)
         if ranks.get(word, len(ranks)) >= common and not _has_word(word, available)
     ]
-    text = " ".join(passages).lower()
+    text = " ".join(passages)
     stances = [stance for stance, spelt in _STANCES.items() if spelt.search(question) and not spelt.search(text)]
     return rare + stances
-
-
-# A question that takes a dislike for granted ("What does Nate *hate* watching?", "John's *least*
-# favourite character") asks for a stance the passages must state, however common its word and
-# wherever it stands. LoCoMo dev: 4 more traps caught, no answerable question turned away.
-_STANCES = {
-    stance: re.compile(rf"\b{spelt}", re.IGNORECASE)
-    for stance, spelt in {
-        "hate": r"hat(?:e|es|ed|ing|red)\b", "dislike": "dislik", "least": r"least\b", "criticise": "critic",
-        "oppose": "oppos", "avoid": "avoid", "worst": r"worst\b", "regret": "regret",
-    }.items()
-}  # fmt: skip
 
 
 def _salient_words(question: str, names: set[str]) -> list[str]:
