@@ -56,6 +56,18 @@ def test_common_words_and_what_people_do_are_paraphrased_freely() -> None:
     assert missing_details("How did Maria symbolize the shelter fundraiser?", "A chili cook-off.", [SHELTER]) == []
 
 
+def test_a_word_in_s_before_its_object_is_what_someone_does() -> None:
+    # LoCoMo conv-42: the notes say the movies "spark my imagination", never "stimulate".
+    movies = "Nate: Watching fantasy and sci-fi movies is my escape - they really spark my imagination."
+    question = "Which activity helps Nate escape and stimulates his imagination?"
+    assert missing_details(question, "Watching fantasy and sci-fi movies.", [movies]) == []
+    game = "Nate: I'm playing Xenoblade Chronicles right now and I'd tell everyone to try it."
+    question = "What game is Nate currently playing and recommends to others?"
+    assert missing_details(question, "Xenoblade Chronicles.", [game]) == []
+    # After an article, a possessive or "of", a word in -s is a thing: a detail the notes must have.
+    assert missing_details("What did Nate buy his snakes to eat?", "Turtles.", [PETS]) == ["snakes"]
+
+
 def test_a_word_ending_in_ing_after_an_article_or_possessive_is_a_thing() -> None:
     # LoCoMo conv-43: Tim's setback was in his writing, never in "coding".
     writing = "Tim: A big setback with my writing project last week: the plot just fell apart."
