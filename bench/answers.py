@@ -15,6 +15,7 @@ asked. Reported:
 
     python -m bench answers --per-category 20                  # in process: bench DB, worker, daphne
     python -m bench answers --url http://127.0.0.1:8000        # a running app (no server prompt times)
+    python -m bench answers --categories 5 --per-category 1000 # every category-5 question (237)
     python -m bench answers --person-check                     # calibrates the person check, no model
     python -m bench answers --regrade var/bench/answers-….json # the check's thresholds on stored answers
 
@@ -126,8 +127,8 @@ def answer_f1(prediction: str, reference: str, category: int) -> float:
 # --- The sample ------------------------------------------------------------------------------------
 
 
-def sample(per_category: int, path: Path = DATA) -> list[Asked]:
-    """`per_category` questions of each category, taken from the conversations in turn."""
+def sample(per_category: int, path: Path = DATA, categories: tuple[int, ...] = tuple(CATEGORIES)) -> list[Asked]:
+    """`per_category` questions of each of `categories`, taken from the conversations in turn."""
     by_category: dict[int, list[list[Asked]]] = defaultdict(list)
     for item in json.loads(path.read_text()):
         questions = defaultdict(list)
@@ -137,7 +138,7 @@ def sample(per_category: int, path: Path = DATA) -> list[Asked]:
         for category, asked in questions.items():
             by_category[category].append(asked)
     chosen = []
-    for category in sorted(CATEGORIES):
+    for category in sorted(categories):
         pools = by_category[category]
         taken = 0
         for index in range(max(map(len, pools))):
@@ -246,8 +247,8 @@ def report(outcomes: list[Outcome], server_seconds: list[float], log: Any = prin
         )
 
 
-def run(base_url: str, per_category: int, *, log: Any = print) -> list[Outcome]:
-    chosen = sample(per_category)
+def run(base_url: str, per_category: int, categories: tuple[int, ...], *, log: Any = print) -> list[Outcome]:
+    chosen = sample(per_category, categories=categories)
     needed = {asked.sample_id for asked in chosen}
     api = HttpApi(base_url)
     tokens = {}
@@ -459,9 +460,13 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m bench answers", description=__doc__.split("\n\n")[0])
     parser.add_argument("--url", help="a running app's base URL; default: in process")
     parser.add_argument("--per-category", type=int, default=20, help="questions asked per category (default 20)")
+    parser.add_argument(
+        "--categories", default="1,2,3,4,5", help="which categories to ask, e.g. 5 with --per-category 1000 for all of it"
+    )
     parser.add_argument("--person-check", action="store_true", help="calibrate the person and detail checks (no model)")
     parser.add_argument("--regrade", type=Path, help="check a run's stored answers again at several thresholds")
     args = parser.parse_args(argv or [])
+    categories = tuple(sorted({int(part) for part in args.categories.split(",")}))
     if args.regrade:
         regrade(args.regrade)
         return
@@ -469,14 +474,15 @@ def main(argv: list[str] | None = None) -> None:
         person_check()
         return
     if args.url:
-        report(run(args.url, args.per_category), [])
+        report(run(args.url, args.per_category, categories), [])
         return
     with app_server() as base_url:
-        outcomes = run(base_url, args.per_category)
+        outcomes = run(base_url, args.per_category, categories)
         server_seconds = server_prompt_seconds([o.message_id for o in outcomes if o.message_id and not o.abstained])
         from django.conf import settings
 
-        stored = Path(settings.BASE_DIR) / "var" / "bench" / f"answers-{settings.CHAT_MODEL}.json"
+        which = "" if categories == tuple(CATEGORIES) else "-category-" + "".join(map(str, categories))
+        stored = Path(settings.BASE_DIR) / "var" / "bench" / f"answers-{settings.CHAT_MODEL}{which}.json"
         dump(outcomes, stored)
     report(outcomes, server_seconds)
     print(f"  answers and passages: {stored} (python -m bench answers --regrade {stored})")
