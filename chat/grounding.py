@@ -200,7 +200,10 @@ def about_someone_else(question: str, answer: str, passages: list[str]) -> bool:
     if not names or not answer_words or not passages:
         return False
     question_words = frozenset(_stems(question) - lowered)
-    best_score, best_people = _best_line(frozenset(answer_words), question_words, tuple(passages))
+    # "Who inspired John to start volunteering?" → "Maria": an answer that is a speaker rests on what that
+    # speaker says ("Maria: … I'm inspired by her"), not on the lines that greet her ("Wow, Maria!").
+    speaker = answer_words <= {_stem(name.lower()) for name in speakers_of(passages)}
+    best_score, best_people = _best_line(frozenset(answer_words), question_words, tuple(passages), speaker)
     people = names & speakers_of(passages) or names
     # A line about no one in particular ("It was a great day") cannot be about someone else.
     return best_score >= PERSON_MIN_COVERAGE and bool(best_people) and not people & best_people
@@ -208,14 +211,15 @@ def about_someone_else(question: str, answer: str, passages: list[str]) -> bool:
 
 @functools.lru_cache(maxsize=8)
 def _best_line(
-    answer_words: frozenset[str], question_words: frozenset[str], passages: tuple[str, ...]
+    answer_words: frozenset[str], question_words: frozenset[str], passages: tuple[str, ...], speaker: bool = False
 ) -> tuple[float, frozenset[str]]:
     """The score of the statement that best matches the answer (and, half as much, the question), and its people.
+    With `speaker`, the name of whoever says a statement counts as one of its words.
 
     Cached: the person check and the detail check ask it the same thing about one answer."""
     best_score, best_people = 0.0, frozenset[str]()
-    for sentence, people in _lines_with_people(passages):
-        words = _stems(sentence)
+    for sentence, people, said_by in _lines_with_people(passages):
+        words = _stems(sentence) | ({_stem(said_by.split()[0].lower())} if speaker and said_by else set())
         score = len(answer_words & words) / len(answer_words)
         score += QUESTION_WEIGHT * len(question_words & words) / max(1, len(question_words))
         if score > best_score:
@@ -223,10 +227,10 @@ def _best_line(
     return best_score, best_people
 
 
-def _lines_with_people(passages: list[str]) -> list[tuple[str, set[str]]]:
-    """Each statement with the people it is about: its speaker when they speak of themselves (or
-    address no one), the speakers around it when it says "you", and the names in it. Questions
-    are left out."""
+def _lines_with_people(passages: list[str]) -> list[tuple[str, set[str], str]]:
+    """Each statement with the people it is about — its speaker when they speak of themselves (or
+    address no one), the speakers around it when it says "you", and the names in it — and who says it.
+    Questions are left out."""
     result = []
     for passage in passages:
         turns = _turns(passage)
@@ -248,7 +252,7 @@ def _lines_with_people(passages: list[str]) -> list[tuple[str, set[str]]]:
                     people.add(speaker.split()[0])
                 if second:
                     people |= nearby
-                result.append((sentence, people))
+                result.append((sentence, people, speaker))
     return result
 
 
@@ -373,7 +377,7 @@ def _meaning_lead(asked: "_Asked", other: str, passages: list[str]) -> float:
     comes than the best about the person it names."""
     person = asked.person
     lines: dict[str, set[str]] = {}
-    for sentence, people in _lines_with_people(passages):
+    for sentence, people, _ in _lines_with_people(passages):
         if len(content_words(sentence)) >= 2:
             lines.setdefault(sentence, set()).update(people)
     own = [sentence for sentence, people in lines.items() if person in people]

@@ -90,6 +90,19 @@ def test_a_short_name_of_a_speaker_is_that_speaker() -> None:
     }
 
 
+def test_a_speaker_given_as_the_answer_is_found_in_what_they_say() -> None:
+    # LoCoMo conv-41: the 1.5B model answered "Maria [1]"; it was her aunt who inspired *her*.
+    passages = [
+        "John: Wow, Maria! That's really making a big impact. What made you decide to get involved with that?\n\n"
+        "Maria: I started volunteering to help make a difference. My aunt believed in volunteering, so I'm inspired by her.",
+    ]
+    assert about_someone_else("Who inspired John to start volunteering?", "Maria [1]", passages)
+    assert not about_someone_else("Who inspired Maria to start volunteering?", "Her aunt [1]", passages)
+    # Named in John's line about John, Maria is the answer.
+    passages.append("John: Maria got me to start volunteering at the shelter, and it changed my life.")
+    assert not about_someone_else("Who got John to start volunteering?", "Maria [2]", passages)
+
+
 def test_without_names_or_a_matching_line_it_has_no_opinion() -> None:
     assert not about_someone_else("What did I realise after the race?", "Self-care is important.", [TALK])
     assert not about_someone_else("What is Caroline's favourite colour?", "Teal.", [TALK])
