@@ -308,6 +308,28 @@ def only_names(question: str, answer: str, passages: list[str]) -> bool:
     return bool(words) and all(word in people for word in words)
 
 
+# --- Only the question again ---------------------------------------------------------------------
+# Lost, the 1.5B model often answers with the question's own words: "What type of meal does Tim cook
+# using a slow cooker?" → "Slow cooker [4]", "What recognition did John receive at the homeless
+# shelter?" → "John received recognition at the homeless shelter." Such an answer tells nothing the
+# question did not, and to a question about something never said it states the question's premise
+# as a fact. A question that offers a choice ("a national park or a theme park?") or asks yes or no
+# is answered in its own words, and a denial ("No, Oscar is not her pet") is an answer.
+_OFFERS_A_CHOICE = re.compile(r"or", re.IGNORECASE)
+_ASKS_YES_OR_NO = re.compile(
+    r"^\s*(?:is|are|was|were|am|do|does|did|has|have|had|can|could|would|will|should|may|might)\b", re.IGNORECASE
+)
+_DENIES = re.compile(r"\b(?:no|not|never|none|nothing|nobody|neither|nor)\b|n't\b", re.IGNORECASE)
+
+
+def only_the_question(question: str, answer: str) -> bool:
+    """Whether every content word of `answer` is one of `question`'s (another ending counts)."""
+    if _OFFERS_A_CHOICE.search(question) or _ASKS_YES_OR_NO.search(question) or _DENIES.search(answer):
+        return False
+    words = {word for word in _stems(without_markers(answer)) if len(word) > 1 or word.isdigit()}  # not "Tim's" s
+    return bool(words) and words <= _stems(question)
+
+
 # --- Whose story is it? ----------------------------------------------------------------------------
 # The person check above can only judge the lines retrieval found, and retrieval favours the lines of
 # the person the question names. Asked what Caroline realised after her charity race, it finds

@@ -410,9 +410,10 @@ def check_answer(*, question: str, answer: str, hits: list[Hit], zone: tzinfo = 
     """The answer as stored: sentences its passages support, with checked markers — or an abstention.
 
     It abstains when the model did, when no sentence is supported, when the answer is only people's
-    names and the question does not ask who, when the passage line the answer rests on is about
-    someone other than the person the question names, or when a rare word of the question is in
-    none of the passages (a swapped detail: grandpa for grandma), or a dislike it takes for granted.
+    names and the question does not ask who, when it only repeats the question's words, when the
+    passage line the answer rests on is about someone other than the person the question names, or
+    when a rare word of the question is in none of the passages (a swapped detail: grandpa for
+    grandma), or a dislike it takes for granted.
     """
     answer = answer.strip()
     if _is_abstention(answer):
@@ -426,6 +427,8 @@ def check_answer(*, question: str, answer: str, hits: list[Hit], zone: tzinfo = 
         return grounding.Grounded(ABSTAIN_TEXT, [], {**check, "abstained_by": "check"})
     if grounding.only_names(question, grounded.text, passages):
         return grounding.Grounded(ABSTAIN_TEXT, [], {**check, "abstained_by": "names"})
+    if grounding.only_the_question(question, grounded.text):
+        return grounding.Grounded(ABSTAIN_TEXT, [], {**check, "abstained_by": "restated"})
     if grounding.about_someone_else(question, grounded.text, passages):
         return grounding.Grounded(ABSTAIN_TEXT, [], {**check, "abstained_by": "person"})
     missing = grounding.missing_details(question, grounded.text, passages)

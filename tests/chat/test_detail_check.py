@@ -93,3 +93,15 @@ def test_an_answer_resting_on_a_swapped_detail_abstains() -> None:
     assert not swapped.markers
     told = check_answer(question="What was grandma's gift to Caroline?", answer="A necklace [1].", hits=[hit])
     assert "abstained_by" not in told.check and told.markers == [1]
+
+
+def test_an_answer_that_only_repeats_the_question_abstains() -> None:
+    hit = Hit(
+        chunk_id=1, source_id=1, source_title="Caroline and Melanie — session 4", kind="note", text=NECKLACE,
+        score=1.0, similarity=0.9, text_rank=0.0, occurred_at=datetime(2023, 5, 8, tzinfo=UTC), anchor={},
+    )  # fmt: skip
+    question = "What gift did Caroline get from her grandma?"
+    echoed = check_answer(question=question, answer="Caroline's gift from her grandma [1].", hits=[hit])
+    assert echoed.check["abstained_by"] == "restated" and not echoed.markers
+    told = check_answer(question=question, answer="Caroline got a necklace from her grandma [1].", hits=[hit])
+    assert "abstained_by" not in told.check and told.markers == [1]

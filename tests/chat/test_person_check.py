@@ -4,7 +4,7 @@ LoCoMo's "not in the notes" questions are mostly real questions with the person 
 tell of Melanie's race, the question asks what Caroline realised after hers.
 """
 
-from chat.grounding import about_others, about_someone_else, only_names, told_of_someone_else
+from chat.grounding import about_others, about_someone_else, only_names, only_the_question, told_of_someone_else
 
 TALK = """Caroline and Melanie — session 4
 
@@ -119,6 +119,20 @@ def test_a_name_alone_answers_only_a_question_that_asks_who() -> None:
     assert not only_names("What is the name of Maria's puppy?", "Shadow [2]", passages)  # no speaker
     assert not only_names("Did John move from Sweden or Norway?", "Sweden [1]", passages)  # a place on offer
     assert not only_names("Which friend did John call?", "Maria [1]", passages)
+
+
+def test_the_question_repeated_is_no_answer() -> None:
+    # What the 1.5B model wrote for LoCoMo traps (conv-43, conv-41): the premise restated as a fact.
+    assert only_the_question("What type of meal does Tim often cook using a slow cooker?", "Slow cooker [4]")
+    question = "What recognition did John receive at the homeless shelter in August 2023?"
+    assert only_the_question(question, "John received recognition at the homeless shelter in August 2023.")
+    assert only_the_question("Who is Anthony?", "Anthony [1]")
+    # Anything new is an answer, and so are a choice on offer, a yes or no, and a denial.
+    assert not only_the_question("What type of meal does Tim cook using a slow cooker?", "Stews [4]")
+    assert not only_the_question("After how many weeks did Tim call back?", "4 weeks [5]")
+    assert not only_the_question("Would Melanie like a national park or a theme park?", "A national park [2]")
+    assert not only_the_question("Did John receive recognition at the shelter?", "John received recognition.")
+    assert not only_the_question("What recognition did John receive at the shelter?", "John received none [2]")
 
 
 # --- Whose story is it? (the question asked again about the other speaker) ----------------------
