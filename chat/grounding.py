@@ -202,9 +202,10 @@ def about_someone_else(question: str, answer: str, passages: list[str]) -> bool:
     question_words = frozenset(_stems(question) - lowered)
     # "Who inspired John to start volunteering?" → "Maria": an answer that is a speaker rests on what that
     # speaker says ("Maria: … I'm inspired by her"), not on the lines that greet her ("Wow, Maria!").
-    speaker = answer_words <= {_stem(name.lower()) for name in speakers_of(passages)}
+    speakers = speakers_of(passages)
+    speaker = answer_words <= {_stem(name.lower()) for name in speakers}
     best_score, best_people = _best_line(frozenset(answer_words), question_words, tuple(passages), speaker)
-    people = names & speakers_of(passages) or names
+    people = names & speakers or names
     # A line about no one in particular ("It was a great day") cannot be about someone else.
     return best_score >= PERSON_MIN_COVERAGE and bool(best_people) and not people & best_people
 
@@ -315,7 +316,7 @@ def only_names(question: str, answer: str, passages: list[str]) -> bool:
 # question did not, and to a question about something never said it states the question's premise
 # as a fact. A question that offers a choice ("a national park or a theme park?") or asks yes or no
 # is answered in its own words, and a denial ("No, Oscar is not her pet") is an answer.
-_OFFERS_A_CHOICE = re.compile(r"or", re.IGNORECASE)
+_OFFERS_A_CHOICE = re.compile(r"\bor\b", re.IGNORECASE)
 _ASKS_YES_OR_NO = re.compile(
     r"^\s*(?:is|are|was|were|am|do|does|did|has|have|had|can|could|would|will|should|may|might)\b", re.IGNORECASE
 )

@@ -83,11 +83,14 @@ def test_without_a_line_that_speaks_to_the_answer_it_has_no_opinion() -> None:
     assert missing_details("What was grandpa's gift to Caroline?", "A bicycle.", [NECKLACE]) == []
 
 
+NECKLACE_HIT = Hit(
+    chunk_id=1, source_id=1, source_title="Caroline and Melanie — session 4", kind="note", text=NECKLACE,
+    score=1.0, similarity=0.9, text_rank=0.0, occurred_at=datetime(2023, 5, 8, tzinfo=UTC), anchor={},
+)  # fmt: skip
+
+
 def test_an_answer_resting_on_a_swapped_detail_abstains() -> None:
-    hit = Hit(
-        chunk_id=1, source_id=1, source_title="Caroline and Melanie — session 4", kind="note", text=NECKLACE,
-        score=1.0, similarity=0.9, text_rank=0.0, occurred_at=datetime(2023, 5, 8, tzinfo=UTC), anchor={},
-    )  # fmt: skip
+    hit = NECKLACE_HIT
     swapped = check_answer(question="What was grandpa's gift to Caroline?", answer="A necklace [1].", hits=[hit])
     assert swapped.check["abstained_by"] == "detail" and swapped.check["missing"] == ["grandpa"]
     assert not swapped.markers
@@ -96,10 +99,7 @@ def test_an_answer_resting_on_a_swapped_detail_abstains() -> None:
 
 
 def test_an_answer_that_only_repeats_the_question_abstains() -> None:
-    hit = Hit(
-        chunk_id=1, source_id=1, source_title="Caroline and Melanie — session 4", kind="note", text=NECKLACE,
-        score=1.0, similarity=0.9, text_rank=0.0, occurred_at=datetime(2023, 5, 8, tzinfo=UTC), anchor={},
-    )  # fmt: skip
+    hit = NECKLACE_HIT
     question = "What gift did Caroline get from her grandma?"
     echoed = check_answer(question=question, answer="Caroline's gift from her grandma [1].", hits=[hit])
     assert echoed.check["abstained_by"] == "restated" and not echoed.markers
