@@ -17,12 +17,13 @@ asked. Reported:
     python -m bench answers --url http://127.0.0.1:8000        # a running app (no server prompt times)
     python -m bench answers --categories 5 --per-category 1000 # every category-5 question (237)
     python -m bench answers --person-check                     # calibrates the person check, no model
-    python -m bench answers --regrade var/bench/answers-….json # the check's thresholds on stored answers
+    python -m bench answers --regrade var/bench/answers-*.json # stored answers checked again by today's code
 
 An in-process run also writes every question's model answer (before the check) and the passages it
-was given to `var/bench/answers-<model>.json`; `--regrade` runs the citation check and the person
-check again on those with other thresholds, which calibrates them on the model's real answers
-without asking the model again.
+was given to `var/bench/answers-<model>.json`; `--regrade` runs the answer checks again on those —
+the figures, how many answers each check turned away, and every question whose verdict changed since
+the run (`--sweep`: at other support thresholds too) — which calibrates the checks on the model's real
+answers without asking the model again.
 
 `--person-check` runs every question's retrieval in process and applies the answer checks — the
 person test (chat/grounding.py `about_someone_else`) and the detail test (`missing_details`, at
@@ -346,7 +347,8 @@ def dump(outcomes: list[Outcome], path: Path) -> None:
                 "category": outcome.asked.category,
                 "reference": outcome.asked.reference,
                 "model_answer": message.citation_check.get("model_answer", ""),
-                "abstained_by": message.citation_check.get("abstained_by", ""),
+                # "retrieval": nothing relevant was found, so the model was not asked.
+                "abstained_by": message.citation_check.get("abstained_by") or ("retrieval" if message.abstained else ""),
                 "answer": outcome.answer,
                 "passages": [chunks[chunk_id] for chunk_id in ids if chunk_id in chunks],
             }
@@ -355,41 +357,80 @@ def dump(outcomes: list[Outcome], path: Path) -> None:
     path.write_text(json.dumps(records, indent=1))
 
 
-def regrade(path: Path, log: Any = print) -> None:
-    """The stored answers checked again at several support thresholds, with and without the person and detail checks
-    (both need the question, which is left out for "without")."""
+def regrade(paths: list[Path], *, sweep: bool = False, log: Any = print) -> None:
+    """Stored answers checked again by the code as it is now, against the verdicts stored when they were asked.
+
+    Prints the figures at the app's thresholds, how many answers each check turned away (answerable and
+    category 5 apart), and every question whose verdict changed, with the check that changed it. With
+    `sweep`, the figures at several support thresholds, with and without the checks that need the question.
+    """
     from bench.common import setup_django
 
     setup_django()
-    from chat import grounding, services
+    from chat import grounding
 
-    records = json.loads(path.read_text())
-    log(f"{path.name}: {len(records)} answers; model abstained on {sum(r['abstained_by'] == 'model' for r in records)}")
-    log("threshold person+detail | cat5 abstained | 1-4 answered | F1 1-4 | markers kept")
-    for threshold in (0.0, 0.3, 0.35, 0.4, 0.45, 0.5, 0.55):
-        grounding.SUPPORT_THRESHOLD = threshold
-        for person in (False, True):
-            abstained: dict[int, list[bool]] = defaultdict(list)
-            scores: list[float] = []
-            claimed = kept = 0
-            for record in records:
-                grounded = services.check_answer(
-                    question=record["question"] if person else "",
-                    answer=record["model_answer"],
-                    hits=[_Passage.of(passage) for passage in record["passages"]],
-                )
-                gave_up = "abstained_by" in grounded.check
-                abstained[record["category"]].append(gave_up)
-                claimed += grounded.check.get("markers_claimed", 0)
-                kept += grounded.check.get("markers_kept", 0)
-                if record["category"] != 5:
-                    scores.append(0.0 if gave_up else answer_f1(grounded.text, record["reference"], record["category"]))
-            five = abstained.get(5, [])
-            answerable = [value for category, values in abstained.items() if category != 5 for value in values]
-            log(
-                f"  {threshold:.2f}  {'yes' if person else 'no ':<13} | {sum(five) / max(1, len(five)):>13.0%} | "
-                f"{1 - sum(answerable) / max(1, len(answerable)):>12.0%} | {statistics.mean(scores or [0]):.3f} | {kept}/{claimed}"
-            )
+    records = [record for path in paths for record in json.loads(path.read_text())]
+    log(f"{', '.join(path.name for path in paths)}: {len(records)} answers")
+    now = [_recheck(record) for record in records]
+    stored = [(record["abstained_by"], record["answer"]) for record in records]
+    log("  as stored: " + _regrade_figures(records, stored))
+    log(f"  now (support {grounding.SUPPORT_THRESHOLD:.2f}): " + _regrade_figures(records, now))
+    reasons: dict[str, Counter[str]] = {"1-4": Counter(), "5": Counter()}
+    for record, (by, _) in zip(records, now):
+        if by:
+            reasons["5" if record["category"] == 5 else "1-4"][by] += 1
+    for group, counted in reasons.items():
+        log(f"  turned away, category {group}: " + (", ".join(f"{by} {n}" for by, n in counted.most_common()) or "none"))
+    changed = [(record, by, text) for record, (by, text) in zip(records, now) if by != record["abstained_by"]]
+    log(f"  verdicts changed: {len(changed)}")
+    for record, by, text in changed:
+        was = record["abstained_by"] or "answered"
+        log(
+            f"    cat {record['category']} {was} -> {by or 'answered'} | {record['question']} -> "
+            f"{(text if not by else record['model_answer'])[:90]!r} (ref {record['reference'][:50]!r})"
+        )
+    if not sweep:
+        return
+    log("  support, checks that need the question | figures")
+    kept_threshold = grounding.SUPPORT_THRESHOLD
+    try:
+        for threshold in (0.3, 0.35, 0.4, 0.45, 0.5):
+            grounding.SUPPORT_THRESHOLD = threshold
+            for person in (False, True):
+                verdicts = [_recheck(record, with_question=person) for record in records]
+                log(f"  {threshold:.2f}, {'with' if person else 'without'} | " + _regrade_figures(records, verdicts))
+    finally:
+        grounding.SUPPORT_THRESHOLD = kept_threshold
+
+
+def _recheck(record: dict[str, Any], *, with_question: bool = True) -> tuple[str, str]:
+    """Which check turns the stored model answer away now ("" for none), and the answer as it would be shown.
+
+    An answer settled before the model was asked (no relevant passage, or told of someone else) stays as it was.
+    """
+    from chat import services
+
+    if not record["model_answer"] and record["abstained_by"] not in ("", "model", "check"):
+        return record["abstained_by"], record["answer"]
+    grounded = services.check_answer(
+        question=record["question"] if with_question else "",
+        answer=record["model_answer"],
+        hits=[_Passage.of(passage) for passage in record["passages"]],
+    )
+    return grounded.check.get("abstained_by", ""), grounded.text
+
+
+def _regrade_figures(records: list[dict[str, Any]], verdicts: list[tuple[str, str]]) -> str:
+    """The benchmark's figures for these verdicts: (the check that turned an answer away or "", the answer shown)."""
+    five = [bool(by) for record, (by, _) in zip(records, verdicts) if record["category"] == 5]
+    answerable = [(record, by, text) for record, (by, text) in zip(records, verdicts) if record["category"] != 5]
+    answered = sum(not by for _, by, _ in answerable)
+    f1 = [0.0 if by else answer_f1(text, record["reference"], record["category"]) for record, by, text in answerable]
+    return (
+        f"category 5 abstained {sum(five)}/{len(five)} ({sum(five) / max(1, len(five)):.1%}), "
+        f"1-4 answered {answered}/{len(answerable)} ({answered / max(1, len(answerable)):.1%}), "
+        f"F1 {statistics.mean(f1 or [0.0]):.3f}"
+    )
 
 
 @dataclass(frozen=True)
@@ -464,11 +505,14 @@ def main(argv: list[str] | None = None) -> None:
         "--categories", default="1,2,3,4,5", help="which categories to ask, e.g. 5 with --per-category 1000 for all of it"
     )
     parser.add_argument("--person-check", action="store_true", help="calibrate the person and detail checks (no model)")
-    parser.add_argument("--regrade", type=Path, help="check a run's stored answers again at several thresholds")
+    parser.add_argument(
+        "--regrade", type=Path, nargs="+", help="check runs' stored answers again with the code as it is now"
+    )
+    parser.add_argument("--sweep", action="store_true", help="with --regrade: at several support thresholds too")
     args = parser.parse_args(argv or [])
     categories = tuple(sorted({int(part) for part in args.categories.split(",")}))
     if args.regrade:
-        regrade(args.regrade)
+        regrade(args.regrade, sweep=args.sweep)
         return
     if args.person_check:
         person_check()

@@ -1,5 +1,6 @@
 """Retrieval quality on LoCoMo, measured by the benchmark's own harness through the public API."""
 
+import json
 from typing import Any
 
 import pytest
@@ -58,3 +59,33 @@ def test_answer_f1_is_locomos_token_f1_with_porter_stems() -> None:
     # Multi-hop references are lists: each part is matched by the best part of the answer.
     assert answer_f1("taekwondo, kickboxing", "Kickboxing, Taekwondo", 1) == 1.0
     assert answer_f1("kickboxing", "Kickboxing, Taekwondo", 1) == 0.5
+
+
+def test_regrade_reports_each_checks_share_and_the_verdicts_that_changed(tmp_path: Any) -> None:
+    """`bench answers --regrade` re-checks stored model answers with today's code, without the model."""
+    from bench.answers import regrade
+
+    passage = {
+        "text": "Caroline: I moved here from Sweden four years ago.\nMelanie: That's a big move!",
+        "source_title": "Caroline and Melanie — session 1",
+        "occurred_at": "2023-05-08T13:56:00+00:00",
+        "anchor": {},
+    }
+    stored = [
+        # Answered now, though the run turned it away (as an older check would have).
+        {"question": "Where did Caroline move from?", "category": 4, "reference": "Sweden",
+         "model_answer": "Sweden [1]", "abstained_by": "person", "answer": "", "passages": [passage]},
+        {"question": "Where did Melanie move from?", "category": 5, "reference": "Sweden",
+         "model_answer": "I couldn't find that in your notes.", "abstained_by": "model", "answer": "", "passages": [passage]},
+        {"question": "What did Caroline say about the budget?", "category": 5, "reference": "",
+         "model_answer": "", "abstained_by": "retrieval", "answer": "", "passages": []},
+    ]  # fmt: skip
+    path = tmp_path / "answers.json"
+    path.write_text(json.dumps(stored))
+    lines: list[str] = []
+    regrade([path], log=lines.append)
+    assert "category 5 abstained 2/2 (100.0%), 1-4 answered 0/1 (0.0%), F1 0.000" in lines[1]
+    assert "category 5 abstained 2/2 (100.0%), 1-4 answered 1/1 (100.0%), F1 1.000" in lines[2]
+    assert "  turned away, category 5: model 1, retrieval 1" in lines
+    assert "  verdicts changed: 1" in lines
+    assert lines[-1].startswith("    cat 4 person -> answered | Where did Caroline move from? -> 'Sweden [1]'")
