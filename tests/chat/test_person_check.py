@@ -80,6 +80,17 @@ def test_another_ending_of_a_word_is_the_same_word() -> None:
     assert not about_someone_else("What is Jon's favorite style of dance?", "Contemporary [1]", passages)
 
 
+def test_lines_as_good_as_each_other_all_count() -> None:
+    # LoCoMo conv-30: Jon's line ties with Gina's, and the first of them used to decide; both love contemporary.
+    passages = [
+        "Jon: I love all dances, but contemporary is my top pick.",
+        "Gina: Contemporary dance is so expressive and graceful - it really speaks to me.",
+    ]
+    assert not about_someone_else("What is Gina's favorite style of dance?", "Contemporary [2]", passages)
+    # A line that is better than the rest still decides alone.
+    assert about_someone_else("What is Gina's top pick of all dances?", "Contemporary [1]", passages)
+
+
 def test_a_short_name_of_a_speaker_is_that_speaker() -> None:
     # LoCoMo conv-26: "Mel" is Melanie; six answerable questions about her were turned away.
     passages = ["Caroline: What did you make?", "Melanie: The kids and I made pots at the pottery workshop."]
@@ -101,6 +112,17 @@ def test_a_speaker_given_as_the_answer_is_found_in_what_they_say() -> None:
     # Named in John's line about John, Maria is the answer.
     passages.append("John: Maria got me to start volunteering at the shelter, and it changed my life.")
     assert not about_someone_else("Who got John to start volunteering?", "Maria [2]", passages)
+
+
+def test_the_s_of_a_possessive_is_no_word_of_the_answer() -> None:
+    # LoCoMo conv-41: "Maria's auntie" left an "s" that John's "each other's back" has, and John's line won.
+    passages = [
+        "John: We have each other's back through good times and bad. It's important to help family during hard times.",
+        "Maria: When I was younger, we had some money problems and had to rely on outside help from our auntie.",
+    ]
+    question = "Who gave Maria's family money when she was younger and her family was going through tough times?"
+    assert not about_someone_else(question, "Maria's auntie [2]", passages)
+    assert about_someone_else(question.replace("Maria's", "John's"), "John's auntie [2]", passages)
 
 
 def test_without_names_or_a_matching_line_it_has_no_opinion() -> None:
