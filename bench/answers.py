@@ -403,6 +403,9 @@ def regrade(paths: list[Path], *, sweep: bool = False, log: Any = print) -> None
         grounding.SUPPORT_THRESHOLD = kept_threshold
 
 
+_BEFORE_THE_MODEL = ("retrieval", "elsewhere")  # verdicts settled before the model was asked: nothing to re-check
+
+
 def _recheck(record: dict[str, Any], *, with_question: bool = True) -> tuple[str, str]:
     """Which check turns the stored model answer away now ("" for none), and the answer as it would be shown.
 
@@ -410,7 +413,7 @@ def _recheck(record: dict[str, Any], *, with_question: bool = True) -> tuple[str
     """
     from chat import services
 
-    if not record["model_answer"] and record["abstained_by"] not in ("", "model", "check"):
+    if record["abstained_by"] in _BEFORE_THE_MODEL:
         return record["abstained_by"], record["answer"]
     grounded = services.check_answer(
         question=record["question"] if with_question else "",
