@@ -288,7 +288,7 @@ def app_server() -> Iterator[str]:
             with tempfile.TemporaryFile("w+") as log:
                 server = subprocess.Popen(
                     [sys.executable, "-m", "daphne", "-b", "127.0.0.1", "-p", str(port), "secondbrain.asgi:application"],
-                    env={**os.environ, "DATABASE_URL": database_url, "DB_CONN_MAX_AGE": "0"},
+                    env={**os.environ, "DATABASE_URL": database_url},
                     stdout=log,
                     stderr=subprocess.STDOUT,
                 )

@@ -11,7 +11,7 @@ from accounts.models import User
 from chat import selectors, services
 from chat.models import Message
 from ingestion.embeddings import get_embedder
-from secondbrain.errors import AppError
+from secondbrain.errors import DATABASE_UNREACHABLE, AppError, database_unavailable
 
 logger = logging.getLogger(__name__)
 
@@ -81,8 +81,9 @@ class ChatConsumer(AsyncJsonWebsocketConsumer):
                     await self._send_event(event)
         except ValueError:
             await self._send_event({"type": "error", "code": "malformed_request", "message": "Bad conversation id."})
-        except AppError as exc:
-            await self._send_event({"type": "error", "code": exc.code, "message": exc.message})
+        except (AppError, *DATABASE_UNREACHABLE) as exc:
+            error = exc if isinstance(exc, AppError) else database_unavailable()
+            await self._send_event({"type": "error", "code": error.code, "message": error.message})
         except Exception:
             logger.exception("answering failed")
             await self._send_event(

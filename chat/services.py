@@ -13,7 +13,7 @@ from datetime import UTC, tzinfo
 from dataclasses import dataclass, field
 from typing import Any
 
-from asgiref.sync import sync_to_async
+from channels.db import database_sync_to_async
 from django.conf import settings
 from django.core.serializers.json import DjangoJSONEncoder
 from django.db import transaction
@@ -24,7 +24,7 @@ from chat import grounding, llm, selectors, temporal
 from chat.models import Citation, Conversation, Message
 from chat.selectors import Hit, Retrieval
 from ingestion.models import anchor_label
-from secondbrain.errors import AppError
+from secondbrain.errors import DATABASE_UNREACHABLE, AppError, database_unavailable
 
 ABSTAIN_TEXT = "I couldn't find anything about that in your notes."
 QUESTION_MAX_CHARS = 2000
@@ -84,11 +84,11 @@ async def answer_stream(
     the model writes stores the partial answer as stopped; the caller reports that itself.
     """
     if regenerate:
-        turn = await sync_to_async(_turn_again)(user=user, conversation_id=conversation_id)
+        turn = await database_sync_to_async(_turn_again)(user=user, conversation_id=conversation_id)
         question = turn.question.content
     else:
         question = question_clean(question)
-        turn = await sync_to_async(_turn_begin)(user=user, question=question, conversation_id=conversation_id)
+        turn = await database_sync_to_async(_turn_begin)(user=user, question=question, conversation_id=conversation_id)
     yield {
         "type": "start",
         "conversation_id": turn.conversation.pk,
@@ -99,7 +99,7 @@ async def answer_stream(
         "question": question,
     }
     yield {"type": "stage", "stage": "searching", "text": "Searching your notes…"}
-    turn.retrieval = await sync_to_async(selectors.retrieve)(
+    turn.retrieval = await database_sync_to_async(selectors.retrieve)(
         owner=user, query=question, k=settings.ANSWER_CONTEXT_PASSAGES, ignore_dates=ignore_dates
     )
     turn.mark("search")
@@ -112,21 +112,23 @@ async def answer_stream(
         "date_range": _range_payload(turn.retrieval),
     }
     if not relevant:
-        message = await sync_to_async(_answer_store)(turn=turn, text=ABSTAIN_TEXT, hits=[], abstained=True)
+        message = await database_sync_to_async(_answer_store)(turn=turn, text=ABSTAIN_TEXT, hits=[], abstained=True)
         yield {"type": "token", "text": ABSTAIN_TEXT}
         yield _done(message, [])
         return
     # Settled before the model is asked: the notes tell what the question asks of another speaker.
-    elsewhere = await sync_to_async(_told_elsewhere)(
+    elsewhere = await database_sync_to_async(_told_elsewhere)(
         user=user, question=question, hits=relevant, ignore_dates=ignore_dates
     )
     turn.mark("elsewhere")
     if elsewhere is not None:
-        message = await sync_to_async(_answer_store)(turn=turn, text=elsewhere.text, hits=relevant, elsewhere=elsewhere)
+        message = await database_sync_to_async(_answer_store)(
+            turn=turn, text=elsewhere.text, hits=relevant, elsewhere=elsewhere
+        )
         yield {"type": "token", "text": elsewhere.text}
         yield _done(message, [])
         return
-    turn.prompt, turn.left_out = await sync_to_async(_prompt_fit)(turn=turn, hits=relevant, zone=user.zone)
+    turn.prompt, turn.left_out = await database_sync_to_async(_prompt_fit)(turn=turn, hits=relevant, zone=user.zone)
     yield {"type": "stage", "stage": "writing", "text": "Writing…", "left_out": turn.left_out}
     turn.mark("model_called")
     parts: list[str] = []
@@ -137,7 +139,7 @@ async def answer_stream(
             parts.append(token)
             yield {"type": "token", "text": token}
     except llm.ModelError as exc:
-        message = await sync_to_async(_answer_cut)(
+        message = await database_sync_to_async(_answer_cut)(
             turn=turn, text="".join(parts), hits=relevant, status=Message.Status.FAILED, code=exc.code
         )
         yield {"type": "error", "code": exc.code, "message": exc.message, "message_id": message.pk}
@@ -145,16 +147,20 @@ async def answer_stream(
         return
     except (asyncio.CancelledError, GeneratorExit):
         await asyncio.shield(
-            sync_to_async(_answer_cut)(turn=turn, text="".join(parts), hits=relevant, status=Message.Status.STOPPED)
+            database_sync_to_async(_answer_cut)(
+                turn=turn, text="".join(parts), hits=relevant, status=Message.Status.STOPPED
+            )
         )
         raise
     turn.mark("last_token")
-    grounded = await sync_to_async(check_answer)(
+    grounded = await database_sync_to_async(check_answer)(
         question=question, answer="".join(parts), hits=relevant, zone=user.zone
     )
     turn.mark("grounded")
-    message = await sync_to_async(_answer_store)(turn=turn, text=grounded.text, hits=relevant, grounded=grounded)
-    citations = await sync_to_async(_citations_payload)(message=message)
+    message = await database_sync_to_async(_answer_store)(
+        turn=turn, text=grounded.text, hits=relevant, grounded=grounded
+    )
+    citations = await database_sync_to_async(_citations_payload)(message=message)
     yield {"type": "citations", "message_id": message.pk, "citations": citations}
     yield _done(message, citations)
 
@@ -173,7 +179,8 @@ async def answer_sse(*, user: User, question: str, conversation_id: int | None =
     try:
         async for event in answer_stream(user=user, question=question, conversation_id=conversation_id):
             yield f"event: {event['type']}\ndata: {json.dumps(event, cls=DjangoJSONEncoder)}\n\n"
-    except AppError as error:  # the status line is gone by now: the failure travels as an event
+    except (AppError, *DATABASE_UNREACHABLE) as exc:  # the status line is gone by now: the failure is an event
+        error = exc if isinstance(exc, AppError) else database_unavailable()
         payload = {"type": "error", "code": error.code, "message": error.message}
         yield f"event: error\ndata: {json.dumps(payload)}\n\n"
 

@@ -14,7 +14,7 @@ from typing import Any
 
 import openai
 from django.conf import settings
-from django.db import InterfaceError, OperationalError, transaction
+from django.db import transaction
 from django.db.models import F
 from django.utils import timezone
 
@@ -23,13 +23,13 @@ from ingestion.embeddings import embed_texts
 from ingestion.extract import Extracted, Segment
 from ingestion.models import Chunk, Job, Source
 from ingestion.services import notify
-from secondbrain.errors import AppError
+from secondbrain.errors import DATABASE_UNREACHABLE, AppError
 
 logger = logging.getLogger(__name__)
 
 MAX_ATTEMPTS = 3
 # Failures that may pass by themselves: a database restart, a model server that is busy.
-TRANSIENT = (OperationalError, InterfaceError, openai.APIConnectionError, openai.APITimeoutError, openai.RateLimitError)
+TRANSIENT = (*DATABASE_UNREACHABLE, openai.APIConnectionError, openai.APITimeoutError, openai.RateLimitError)
 AUDIO_CHUNK_WORDS = 120
 AUDIO_CHUNK_SECONDS = 60.0
 
@@ -165,7 +165,11 @@ def _file_passages(source: Source, extracted: Extracted) -> list[Passage]:
     if source.kind == Source.Kind.AUDIO:
         return list(_audio_passages(source.title, extracted.segments))
     return [
-        Passage(text=piece.text, anchor={"page": segment.anchor["page"]}, context=f"{source.title}, page {segment.anchor['page']}")
+        Passage(
+            text=piece.text,
+            anchor={"page": segment.anchor["page"]},
+            context=f"{source.title}, page {segment.anchor['page']}",
+        )
         for segment in extracted.segments
         for piece in chunk_text(segment.text)
     ]
@@ -204,7 +208,9 @@ def _embed(job: Job, passages: list[Passage]) -> list[list[float]]:
     return vectors
 
 
-def chunks_replace(*, source_id: int, passages: list[Passage], vectors: list[list[float]], extracted: Extracted) -> None:
+def chunks_replace(
+    *, source_id: int, passages: list[Passage], vectors: list[list[float]], extracted: Extracted
+) -> None:
     """Make the source's chunks exactly `passages`, in one transaction.
 
     Chunks are upserted on (source, ordinal), so a reprocessed source keeps its chunk ids and the

@@ -9,7 +9,8 @@ from accounts.api import BearerToken
 from accounts.api import router as accounts_router
 from chat.api import router as chat_router
 from ingestion.api import router as ingestion_router
-from secondbrain.errors import AppError
+from secondbrain.errors import DATABASE_UNREACHABLE, AppError
+from secondbrain.middleware import unavailable_response
 
 api = NinjaAPI(
     title="Second Brain",
@@ -31,6 +32,14 @@ def error_response(
 @api.exception_handler(AppError)
 def on_app_error(request: HttpRequest, exc: AppError) -> HttpResponse:
     return error_response(request, exc.code, exc.message, exc.status, exc.extra)
+
+
+def on_database_unreachable(request: HttpRequest, exc: Exception) -> HttpResponse:
+    return unavailable_response(request)
+
+
+for _unreachable in DATABASE_UNREACHABLE:
+    api.add_exception_handler(_unreachable, on_database_unreachable)
 
 
 @api.exception_handler(ValidationError)

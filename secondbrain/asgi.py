@@ -14,11 +14,15 @@ from django.conf import settings  # noqa: E402
 
 from chat.routing import websocket_urlpatterns as chat_websockets  # noqa: E402
 from ingestion.routing import websocket_urlpatterns as ingestion_websockets  # noqa: E402
-from secondbrain.limits import BodySizeLimit  # noqa: E402
+from secondbrain.limits import BodySizeLimit, ConcurrencyLimit  # noqa: E402
 
 application = ProtocolTypeRouter(
     {
-        "http": BodySizeLimit(django_asgi_app, max_bytes=settings.MAX_UPLOAD_BYTES, max_mb=settings.MAX_UPLOAD_MB),
+        "http": BodySizeLimit(
+            ConcurrencyLimit(django_asgi_app, limit=settings.WEB_CONCURRENT_REQUESTS, exempt=("/api/ask",)),
+            max_bytes=settings.MAX_UPLOAD_BYTES,
+            max_mb=settings.MAX_UPLOAD_MB,
+        ),
         "websocket": AllowedHostsOriginValidator(
             AuthMiddlewareStack(URLRouter(chat_websockets + ingestion_websockets))
         ),

@@ -1,3 +1,6 @@
+from django.db import InterfaceError, OperationalError
+
+
 class AppError(Exception):
     """A failure the user can act on: a stable machine code, a sentence for a person, an HTTP status.
 
@@ -12,3 +15,17 @@ class AppError(Exception):
         self.status = status
         # Facts a client can act on, sent beside code and message (the id of the duplicate, say).
         self.extra = extra or {}
+
+
+# What psycopg raises, as Django wraps it, when the database cannot be reached: the server is down
+# or restarting, a connection broke, or no pooled connection came free within DB_POOL_TIMEOUT.
+DATABASE_UNREACHABLE = (OperationalError, InterfaceError)
+RETRY_AFTER_SECONDS = 5
+
+
+def database_unavailable() -> AppError:
+    return AppError(
+        "database_unavailable",
+        "The database can't be reached right now. Nothing was lost; try again in a moment.",
+        status=503,
+    )

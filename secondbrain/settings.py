@@ -48,8 +48,9 @@ def env_list(name: str, default: list[str]) -> list[str]:
     return [item.strip() for item in raw.split(",") if item.strip()]
 
 
-def database_from_url(url: str) -> dict[str, object]:
-    """Turn `postgresql://user:pass@host:port/name?host=/socket/dir` into a Django DATABASES entry."""
+def database_from_url(url: str, *, pool: dict[str, int] | None = None) -> dict[str, object]:
+    """Turn `postgresql://user:pass@host:port/name?host=/socket/dir` into a Django DATABASES entry,
+    with Django's psycopg connection pool when `pool` gives its sizes."""
     parsed = urlparse(url)
     if parsed.scheme not in {"postgres", "postgresql"}:
         raise ImproperlyConfigured(f"DATABASE_URL must be a postgresql:// URL, not {url!r}")
@@ -62,11 +63,20 @@ def database_from_url(url: str) -> dict[str, object]:
         "PASSWORD": unquote(parsed.password or ""),
         "HOST": host,
         "PORT": str(parsed.port or ""),
-        "CONN_MAX_AGE": env_int("DB_CONN_MAX_AGE", 60),
+        # Never kept per thread: daphne runs each request's database work on a thread of its own,
+        # and connections kept by threads piled up until PostgreSQL refused new clients. A request
+        # borrows a connection from the process's pool and returns it when the request ends.
+        "CONN_MAX_AGE": 0,
+        # With the pool, a connection is checked when it is borrowed: after a database restart the
+        # first request gets a live connection instead of an error.
         "CONN_HEALTH_CHECKS": True,
-        # hnsw.iterative_scan keeps an owner- or date-filtered vector search from returning too few
-        # rows: pgvector keeps walking the graph until the LIMIT is filled.
-        "OPTIONS": {"options": "-c hnsw.iterative_scan=relaxed_order -c hnsw.ef_search=100", **query},
+        "OPTIONS": {
+            # hnsw.iterative_scan keeps an owner- or date-filtered vector search from returning too
+            # few rows: pgvector keeps walking the graph until the LIMIT is filled.
+            "options": "-c hnsw.iterative_scan=relaxed_order -c hnsw.ef_search=100",
+            **({"pool": pool} if pool else {}),
+            **query,
+        },
     }
 
 
@@ -104,6 +114,7 @@ MIDDLEWARE = [
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "secondbrain.middleware.DatabaseUnavailableMiddleware",
     "accounts.middleware.UserTimeZoneMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
@@ -128,11 +139,28 @@ TEMPLATES = [
     },
 ]
 
+# Each process (web, worker, beat) keeps at most DB_POOL_MAX_SIZE connections in Django's psycopg
+# pool; DB_POOL_MAX_SIZE=0 turns the pool off (a connection per request, for a server behind
+# PgBouncer). A request that waits DB_POOL_TIMEOUT seconds for a connection (the database is down,
+# or every connection is busy) fails with OperationalError, which the app answers with a 503.
+DB_POOL_MAX_SIZE = env_int("DB_POOL_MAX_SIZE", 10)
+DB_POOL_MIN_SIZE = env_int("DB_POOL_MIN_SIZE", 2)
+DB_POOL_TIMEOUT = env_int("DB_POOL_TIMEOUT", 10)
+
+
+if DB_POOL_MAX_SIZE < 0 or not 0 <= DB_POOL_MIN_SIZE <= max(DB_POOL_MAX_SIZE, 0):
+    raise ImproperlyConfigured("DB_POOL_MAX_SIZE must be 0 (no pool) or more, and DB_POOL_MIN_SIZE 0 to it")
 DATABASES = {
     "default": database_from_url(
-        env_str("DATABASE_URL", f"postgresql://postgres@/secondbrain?host={VAR_DIR / 'pgdata'}")
+        env_str("DATABASE_URL", f"postgresql://postgres@/secondbrain?host={VAR_DIR / 'pgdata'}"),
+        pool={"min_size": DB_POOL_MIN_SIZE, "max_size": DB_POOL_MAX_SIZE, "timeout": DB_POOL_TIMEOUT}
+        if DB_POOL_MAX_SIZE
+        else None,
     )
 }
+# Requests inside Django at once per web process (secondbrain.limits.ConcurrencyLimit): no more
+# than the pool holds, so a request let in never waits for a connection.
+WEB_CONCURRENT_REQUESTS = env_int("WEB_CONCURRENT_REQUESTS", DB_POOL_MAX_SIZE or 10)
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 AUTH_USER_MODEL = "accounts.User"

@@ -51,6 +51,8 @@ POSTGRES_USER = "postgres"  # the superuser pgserver's initdb creates (trust aut
 DEFAULT_CHAT_MODEL = "qwen2.5-coder-0.5b-instruct"
 DEFAULT_CHAT_MODEL_FILE = "qwen2.5-coder-0.5b-instruct-q4_k_m.gguf"
 DEFAULT_WEB_PORT = 8000
+WEB_BACKLOG = 1024
+WEBSOCKET_CONNECT_TIMEOUT = 30
 
 REDIS_START_TIMEOUT = 20.0
 LLM_START_TIMEOUT = 120.0
@@ -483,6 +485,18 @@ def web_port(env: dict[str, str]) -> int:
     return port
 
 
+def daphne_options(interface: str, port: int) -> list[str]:
+    """How daphne listens, with room for a burst of clients.
+
+    Twisted's default backlog of 50 reset the connections of a burst of 600 clients before daphne
+    could accept them (a connection waiting to be accepted costs nothing), and daphne's 5 s for a
+    websocket handshake ran out while the chat's socket waited for its user to be read behind a
+    hundred answers being written.
+    """
+    endpoint = f"tcp:port={port}:interface={interface}:backlog={WEB_BACKLOG}"
+    return ["-e", endpoint, "--websocket_connect_timeout", str(WEBSOCKET_CONNECT_TIMEOUT)]
+
+
 def command_run(stack: Stack, _args: Sequence[str]) -> int:
     port = web_port(stack.env)  # before anything starts: the cheapest failure first
     services_start(stack)
@@ -497,8 +511,9 @@ def command_run(stack: Stack, _args: Sequence[str]) -> int:
     stack.spawn("worker", [*celery, "--queues", "ingest", "--hostname", "ingest@%h", "--beat"])
     stack.spawn("transcriber", [*celery, "--queues", "transcribe", "--hostname", "transcribe@%h"])
     started = time.monotonic()
-    web_flags = flags(bind="127.0.0.1", port=str(port))
-    web = stack.spawn("web", [sys.executable, "-m", "daphne", *web_flags, "secondbrain.asgi:application"])
+    web = stack.spawn(
+        "web", [sys.executable, "-m", "daphne", *daphne_options("127.0.0.1", port), "secondbrain.asgi:application"]
+    )
     url = f"http://127.0.0.1:{port}/"
     wait_ready(web, lambda: http_answers(url, any_status=True), WEB_START_TIMEOUT)
     announce("web", started)

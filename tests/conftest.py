@@ -13,17 +13,9 @@ from django.conf import settings
 from django.db import connection
 
 from accounts.models import User
+from secondbrain.stack import daphne_options
 from tests.factories import ApiClient, make_user
 from tests.processes import free_port, test_database_url
-
-
-@pytest.fixture(scope="session")
-def django_db_modify_db_settings() -> None:
-    from django.conf import settings
-
-    # Connections opened by the worker thread and by Channels' executor threads must close after
-    # each task or message, or the test database cannot be dropped at the end of the run.
-    settings.DATABASES["default"]["CONN_MAX_AGE"] = 0
 
 
 @pytest.fixture(autouse=True)
@@ -72,10 +64,10 @@ def celery_worker(transactional_db: None) -> Iterator[None]:
 def web_server(celery_worker: None, tmp_path: Path) -> Iterator[str]:
     """daphne serving the real ASGI app (HTTP and websockets) on the test database."""
     port = free_port()
-    env = {**os.environ, "DATABASE_URL": test_database_url(), "MEDIA_ROOT": str(settings.MEDIA_ROOT), "DB_CONN_MAX_AGE": "0"}
+    env = {**os.environ, "DATABASE_URL": test_database_url(), "MEDIA_ROOT": str(settings.MEDIA_ROOT)}
     log = (tmp_path / "daphne.log").open("w")
     server = subprocess.Popen(
-        [sys.executable, "-m", "daphne", "-b", "127.0.0.1", "-p", str(port), "secondbrain.asgi:application"],
+        [sys.executable, "-m", "daphne", *daphne_options("127.0.0.1", port), "secondbrain.asgi:application"],
         cwd=settings.BASE_DIR,
         env=env,
         stdout=log,

@@ -28,7 +28,7 @@ def test_database_url() -> str:
 
 def start_worker_process(log: Path, queues: str = "ingest") -> subprocess.Popen[bytes]:
     """A real `celery worker` process (solo pool: the job runs in the process a test may kill)."""
-    env = {**os.environ, "DATABASE_URL": test_database_url(), "MEDIA_ROOT": str(settings.MEDIA_ROOT), "DB_CONN_MAX_AGE": "0"}
+    env = {**os.environ, "DATABASE_URL": test_database_url(), "MEDIA_ROOT": str(settings.MEDIA_ROOT)}
     command = [sys.executable, "-m", "celery", "-A", "secondbrain", "worker", "--pool", "solo", "--queues", queues,
                "--loglevel", "INFO", "--without-mingle", "--without-gossip", "--without-heartbeat"]  # fmt: skip
     with log.open("ab") as handle:

@@ -27,7 +27,7 @@ class ScriptedModel:
     def __init__(self) -> None:
         self.script = Script()
         handler = type("Handler", (_Handler,), {"model": self})
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+        self.server = _Server(("127.0.0.1", 0), handler)
         self.server.daemon_threads = True
         self.url = f"http://127.0.0.1:{self.server.server_address[1]}/v1"
         self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
@@ -36,6 +36,10 @@ class ScriptedModel:
     def close(self) -> None:
         self.server.shutdown()
         self.server.server_close()
+
+
+class _Server(ThreadingHTTPServer):
+    request_queue_size = 1024  # a hundred asks at once, as a real model server takes them (socketserver's is 5)
 
 
 class _Handler(BaseHTTPRequestHandler):

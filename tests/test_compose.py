@@ -1,9 +1,12 @@
 """docker-compose.yml cannot run here (no Docker engine), so its agreement with the code is checked."""
 
+import re
 from pathlib import Path
 
 import yaml
 from django.conf import settings
+
+from secondbrain.stack import daphne_options
 
 COMPOSE = yaml.safe_load((Path(settings.BASE_DIR) / "docker-compose.yml").read_text())
 ENV_EXAMPLE = (Path(settings.BASE_DIR) / ".env.example").read_text()
@@ -22,9 +25,9 @@ def test_it_has_the_production_services() -> None:
     assert COMPOSE["services"]["redis"]["image"].startswith("redis:")
 
 
-def test_web_runs_daphne_and_each_queue_has_its_workers() -> None:
-    web = " ".join(COMPOSE["services"]["web"]["command"])
-    assert "daphne" in web and settings.ASGI_APPLICATION.replace(".application", ":application") in web
+def test_web_runs_daphne_as_make_run_does_and_each_queue_has_its_workers() -> None:
+    app = settings.ASGI_APPLICATION.replace(".application", ":application")
+    assert COMPOSE["services"]["web"]["command"] == ["daphne", *daphne_options("0.0.0.0", 8000), app]
     for service, queue in [("worker", "ingest"), ("transcriber", "transcribe")]:
         command = COMPOSE["services"][service]["command"]
         assert " ".join(command[:4]) == "celery -A secondbrain worker"
@@ -54,8 +57,6 @@ def test_the_chat_model_server_serves_the_configured_model() -> None:
 
 def test_env_example_lists_every_setting_read_from_the_environment() -> None:
     source = (Path(settings.BASE_DIR) / "secondbrain" / "settings.py").read_text()
-    import re
-
     names = set(re.findall(r'env_(?:str|bool|int|list)\("([A-Z_]+)"', source))
     names |= set(re.findall(r'os\.environ\.get\("([A-Z_]+)"', source))
     listed = set(re.findall(r"^#?\s*([A-Z_]+)=", ENV_EXAMPLE, re.MULTILINE))
@@ -64,8 +65,6 @@ def test_env_example_lists_every_setting_read_from_the_environment() -> None:
 
 def test_the_image_installs_what_the_makefile_sets_up() -> None:
     """The image is built by the Dockerfile, not the Makefile: audio and OCR need the same parts."""
-    import re
-
     base = Path(settings.BASE_DIR)
     dockerfile, makefile = (base / "Dockerfile").read_text(), (base / "Makefile").read_text()
     debian = re.search(r"^SYSTEM_PACKAGES := (.+)$", makefile, re.MULTILINE)
@@ -74,3 +73,20 @@ def test_the_image_installs_what_the_makefile_sets_up() -> None:
     assert whisper and f"--no-deps {whisper.group(1)}" in dockerfile
     llama = re.search(r"^LLAMA_CMAKE_ARGS := (.+)$", makefile, re.MULTILINE)
     assert llama and f'CMAKE_ARGS="{llama.group(1)}"' in dockerfile
+
+
+def test_every_process_together_stays_within_postgres_connections() -> None:
+    """Each process keeps at most DB_POOL_MAX_SIZE connections; all of them must fit PostgreSQL's 100
+    (less the 3 it keeps for superusers), or a busy day ends in "too many clients"."""
+    default = re.fullmatch(r"\$\{DB_POOL_MAX_SIZE:-(\d+)\}", _env("web")["DB_POOL_MAX_SIZE"])
+    assert default is not None
+    pool = int(default.group(1))
+    assert pool == settings.DB_POOL_MAX_SIZE
+    processes = 1  # web
+    for service in ("worker", "transcriber"):
+        command = COMPOSE["services"][service]["command"]
+        processes += int(command[command.index("--concurrency") + 1])
+    processes += 1  # beat
+    assert processes * pool <= 100 - 3
+    for service in ("web", "worker", "transcriber", "beat"):
+        assert _env(service)["DB_POOL_MAX_SIZE"] == f"${{DB_POOL_MAX_SIZE:-{pool}}}"
