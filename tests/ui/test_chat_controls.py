@@ -190,7 +190,8 @@ def server_pid(url: str) -> int:
                 argv = (entry / "cmdline").read_bytes().split(b"\0")
             except OSError:
                 continue
-            if b"daphne" in b" ".join(argv) and port.encode() in argv:
+            command = b" ".join(argv)
+            if b"daphne" in command and f"tcp:port={port}:".encode() in command:  # daphne_options' endpoint
                 return int(entry.name)
     raise AssertionError(f"no daphne on port {port}")
 
