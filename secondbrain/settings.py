@@ -148,7 +148,7 @@ DB_POOL_MIN_SIZE = env_int("DB_POOL_MIN_SIZE", 2)
 DB_POOL_TIMEOUT = env_int("DB_POOL_TIMEOUT", 10)
 
 
-if DB_POOL_MAX_SIZE < 0 or not 0 <= DB_POOL_MIN_SIZE <= max(DB_POOL_MAX_SIZE, 0):
+if DB_POOL_MAX_SIZE < 0 or (DB_POOL_MAX_SIZE and not 0 <= DB_POOL_MIN_SIZE <= DB_POOL_MAX_SIZE):
     raise ImproperlyConfigured("DB_POOL_MAX_SIZE must be 0 (no pool) or more, and DB_POOL_MIN_SIZE 0 to it")
 DATABASES = {
     "default": database_from_url(

@@ -308,3 +308,23 @@ def open_page(browser: urllib.request.OpenerDirector, url: str) -> tuple[int, st
             return response.status, response.read().decode()
     except urllib.error.HTTPError as error:
         return error.code, error.read().decode()
+
+
+def settings_in(env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    """The database settings a new process reads from `env` (settings are read once, at start)."""
+    script = "from django.conf import settings; print(settings.DATABASES['default']['OPTIONS'].get('pool'))"
+    return subprocess.run(
+        [sys.executable, "-c", f"import django; django.setup(); {script}"],
+        cwd=settings.BASE_DIR, env={**os.environ, "DJANGO_SETTINGS_MODULE": "secondbrain.settings", **env},
+        capture_output=True, text=True, check=False,
+    )  # fmt: skip
+
+
+def test_the_pool_is_sized_from_the_environment_and_can_be_turned_off() -> None:
+    assert settings_in({}).stdout.strip() == "{'min_size': 2, 'max_size': 10, 'timeout': 10}"
+    sized = settings_in({"DB_POOL_MAX_SIZE": "4", "DB_POOL_MIN_SIZE": "1", "DB_POOL_TIMEOUT": "3"})
+    assert sized.stdout.strip() == "{'min_size': 1, 'max_size': 4, 'timeout': 3}"
+    assert settings_in({"DB_POOL_MAX_SIZE": "0"}).stdout.strip() == "None"  # behind PgBouncer: no pool
+    for wrong in ({"DB_POOL_MAX_SIZE": "-1"}, {"DB_POOL_MAX_SIZE": "4", "DB_POOL_MIN_SIZE": "5"}):
+        failed = settings_in(wrong)
+        assert failed.returncode != 0 and "DB_POOL_MAX_SIZE must be" in failed.stderr, failed.stderr
