@@ -5,13 +5,19 @@ BIN := $(VENV)/bin
 INSTALLED := $(VENV)/.installed
 MODELS := var/models/.prepared
 
-.PHONY: run test bench bench-models setup models system-packages browser clean-venv
+.PHONY: run test lint bench bench-models setup models system-packages browser clean-venv
 
 run: setup
 	$(BIN)/python -m secondbrain.stack run
 
-test: setup browser
+test: setup browser lint
 	$(BIN)/python -m secondbrain.stack test -- $(PYTEST_ARGS)
+
+# Style and types first: ruff's lint and format, mypy with django-stubs (settings in pyproject.toml).
+lint: $(INSTALLED)
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+	$(BIN)/mypy
 
 # Benchmarks (bench/); figures go to bench/RESULTS.md by hand, with the baselines they print.
 bench: setup

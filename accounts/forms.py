@@ -6,9 +6,13 @@ from accounts.services import time_zone_names
 
 
 class SignupForm(forms.Form):
-    username = forms.CharField(max_length=150, widget=forms.TextInput(attrs={"autocomplete": "username", "autofocus": True}))
+    username = forms.CharField(
+        max_length=150, widget=forms.TextInput(attrs={"autocomplete": "username", "autofocus": True})
+    )
     password = forms.CharField(widget=forms.PasswordInput(attrs={"autocomplete": "new-password"}))
-    password_again = forms.CharField(label="Password (again)", widget=forms.PasswordInput(attrs={"autocomplete": "new-password"}))
+    password_again = forms.CharField(
+        label="Password (again)", widget=forms.PasswordInput(attrs={"autocomplete": "new-password"})
+    )
     # Filled in by static/js/app.js from the browser; the service checks it and falls back to UTC.
     time_zone = forms.CharField(
         required=False, max_length=64, widget=forms.HiddenInput(attrs={"data-browser-zone": ""})

@@ -6,8 +6,8 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 
 from accounts import services
-from accounts.models import User
 from accounts.forms import SignupForm, TimeZoneForm
+from accounts.models import User
 from secondbrain.errors import AppError
 
 

@@ -52,13 +52,16 @@ import urllib.request
 from collections import Counter, defaultdict
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 from bench.common import percentile
 from bench.locomo import DATA, HttpApi, conversations, ingest
+
+if TYPE_CHECKING:
+    from chat.selectors import Hit
 
 CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop", 5: "not in notes"}
 DETAIL_SWEEP = (2500, 5000, 8000, 10000)  # how many common words the detail check ignores, calibrated by --person-check
@@ -221,7 +224,9 @@ def report(outcomes: list[Outcome], server_seconds: list[float], log: Any = prin
     answerable = [o for o in outcomes if o.asked.category != 5]
     unanswerable = [o for o in outcomes if o.asked.category == 5]
     if unanswerable:
-        log(f"  category 5 abstained: {sum(o.abstained for o in unanswerable) / len(unanswerable):.0%} of {len(unanswerable)}")
+        log(
+            f"  category 5 abstained: {sum(o.abstained for o in unanswerable) / len(unanswerable):.0%} of {len(unanswerable)}"
+        )
     if answerable:
         answered = [o for o in answerable if not o.abstained]
         log(f"  categories 1-4 answered: {len(answered) / len(answerable):.0%} of {len(answerable)}")
@@ -232,14 +237,19 @@ def report(outcomes: list[Outcome], server_seconds: list[float], log: Any = prin
                 log(f"    {CATEGORIES[category]:<12} F1 {statistics.mean(scored):.3f} ({len(scored)})")
     claimed = sum(o.markers_claimed for o in outcomes)
     kept = sum(o.markers_kept for o in outcomes)
-    log(f"  citation markers written by the model that passed the check: {kept}/{claimed}" + (f" ({kept / claimed:.0%})" if claimed else ""))
+    log(
+        f"  citation markers written by the model that passed the check: {kept}/{claimed}"
+        + (f" ({kept / claimed:.0%})" if claimed else "")
+    )
     errors = Counter(o.error for o in outcomes if o.error)
     if errors:
         log(f"  errors: {dict(errors)}")
     firsts = [o.first_token for o in outcomes if o.first_token is not None and not o.abstained]
     lasts = [o.last_token for o in outcomes if not o.abstained]
     if firsts:
-        log(f"  first token: p50 {statistics.median(firsts):.2f} s, p95 {percentile(firsts, 0.95):.2f} s (answered questions)")
+        log(
+            f"  first token: p50 {statistics.median(firsts):.2f} s, p95 {percentile(firsts, 0.95):.2f} s (answered questions)"
+        )
         log(f"  last token:  p50 {statistics.median(lasts):.2f} s, p95 {percentile(lasts, 0.95):.2f} s")
     if server_seconds:
         log(
@@ -263,7 +273,9 @@ def run(base_url: str, per_category: int, categories: tuple[int, ...], *, log: A
         outcome = ask(base_url, tokens[asked.sample_id], asked)
         outcomes.append(outcome)
         verdict = "abstained" if outcome.abstained else f"F1 {outcome.f1:.2f}"
-        log(f"[{number}/{len(chosen)}] cat {asked.category} {verdict} {outcome.last_token:.1f} s | {asked.text} → {outcome.answer[:100]!r} (ref {asked.reference[:60]!r})")
+        log(
+            f"[{number}/{len(chosen)}] cat {asked.category} {verdict} {outcome.last_token:.1f} s | {asked.text} → {outcome.answer[:100]!r} (ref {asked.reference[:60]!r})"
+        )
     return outcomes
 
 
@@ -287,7 +299,16 @@ def app_server() -> Iterator[str]:
         with start_worker(app, pool="solo", perform_ping_check=False, queues=["ingest"], loglevel="WARNING"):
             with tempfile.TemporaryFile("w+") as log:
                 server = subprocess.Popen(
-                    [sys.executable, "-m", "daphne", "-b", "127.0.0.1", "-p", str(port), "secondbrain.asgi:application"],
+                    [
+                        sys.executable,
+                        "-m",
+                        "daphne",
+                        "-b",
+                        "127.0.0.1",
+                        "-p",
+                        str(port),
+                        "secondbrain.asgi:application",
+                    ],
                     env={**os.environ, "DATABASE_URL": database_url},
                     stdout=log,
                     stderr=subprocess.STDOUT,
@@ -348,7 +369,8 @@ def dump(outcomes: list[Outcome], path: Path) -> None:
                 "reference": outcome.asked.reference,
                 "model_answer": message.citation_check.get("model_answer", ""),
                 # "retrieval": nothing relevant was found, so the model was not asked.
-                "abstained_by": message.citation_check.get("abstained_by") or ("retrieval" if message.abstained else ""),
+                "abstained_by": message.citation_check.get("abstained_by")
+                or ("retrieval" if message.abstained else ""),
                 "answer": outcome.answer,
                 "passages": [chunks[chunk_id] for chunk_id in ids if chunk_id in chunks],
             }
@@ -376,12 +398,16 @@ def regrade(paths: list[Path], *, sweep: bool = False, log: Any = print) -> None
     log("  as stored: " + _regrade_figures(records, stored))
     log(f"  now (support {grounding.SUPPORT_THRESHOLD:.2f}): " + _regrade_figures(records, now))
     reasons: dict[str, Counter[str]] = {"1-4": Counter(), "5": Counter()}
-    for record, (by, _) in zip(records, now):
+    for record, (by, _) in zip(records, now, strict=True):
         if by:
             reasons["5" if record["category"] == 5 else "1-4"][by] += 1
     for group, counted in reasons.items():
-        log(f"  turned away, category {group}: " + (", ".join(f"{by} {n}" for by, n in counted.most_common()) or "none"))
-    changed = [(record, by, text) for record, (by, text) in zip(records, now) if by != record["abstained_by"]]
+        log(
+            f"  turned away, category {group}: " + (", ".join(f"{by} {n}" for by, n in counted.most_common()) or "none")
+        )
+    changed = [
+        (record, by, text) for record, (by, text) in zip(records, now, strict=True) if by != record["abstained_by"]
+    ]
     log(f"  verdicts changed: {len(changed)}")
     for record, by, text in changed:
         was = record["abstained_by"] or "answered"
@@ -418,15 +444,18 @@ def _recheck(record: dict[str, Any], *, with_question: bool = True) -> tuple[str
     grounded = services.check_answer(
         question=record["question"] if with_question else "",
         answer=record["model_answer"],
-        hits=[_Passage.of(passage) for passage in record["passages"]],
+        # Stored passages stand in for hits: check_answer reads only what _Passage has.
+        hits=cast("list[Hit]", [_Passage.of(passage) for passage in record["passages"]]),
     )
     return grounded.check.get("abstained_by", ""), grounded.text
 
 
 def _regrade_figures(records: list[dict[str, Any]], verdicts: list[tuple[str, str]]) -> str:
     """The benchmark's figures for these verdicts: (the check that turned an answer away or "", the answer shown)."""
-    five = [bool(by) for record, (by, _) in zip(records, verdicts) if record["category"] == 5]
-    answerable = [(record, by, text) for record, (by, text) in zip(records, verdicts) if record["category"] != 5]
+    five = [bool(by) for record, (by, _) in zip(records, verdicts, strict=True) if record["category"] == 5]
+    answerable = [
+        (record, by, text) for record, (by, text) in zip(records, verdicts, strict=True) if record["category"] != 5
+    ]
     answered = sum(not by for _, by, _ in answerable)
     f1 = [0.0 if by else answer_f1(text, record["reference"], record["category"]) for record, by, text in answerable]
     return (
@@ -447,16 +476,19 @@ class _Passage:
 
     @classmethod
     def of(cls, stored: dict[str, Any]) -> "_Passage":
-        return cls(stored["text"], stored["source_title"], datetime.fromisoformat(stored["occurred_at"]), stored["anchor"])
+        return cls(
+            stored["text"], stored["source_title"], datetime.fromisoformat(stored["occurred_at"]), stored["anchor"]
+        )
 
 
 def person_check(log: Any = print) -> None:
     from bench.locomo import in_process
 
     with in_process() as api:
+        from django.conf import settings
+
         from accounts.models import User
         from chat import grounding, selectors, services
-        from django.conf import settings
 
         tokens = {conversation.sample_id: ingest(api, conversation) for conversation in conversations()}
         del tokens  # the users exist now; retrieval runs as them directly
@@ -476,9 +508,11 @@ def person_check(log: Any = print) -> None:
                 turned_away[(f"detail {common}", asked.category)].append(detail)
                 turned_away[(f"both {common}", asked.category)].append(person or detail)
             # Settled before the model is asked, so it needs no answer: the question searched about the other speaker.
-            elsewhere = bool(relevant) and services._told_elsewhere(
-                user=user, question=asked.text, hits=relevant, ignore_dates=False
-            ) is not None
+            elsewhere = (
+                bool(relevant)
+                and services._told_elsewhere(user=user, question=asked.text, hits=relevant, ignore_dates=False)
+                is not None
+            )
             in_use = person or details[grounding.DETAIL_COMMON_WORDS]
             turned_away[("elsewhere", asked.category)].append(elsewhere)
             turned_away[("all in use", asked.category)].append(in_use or elsewhere)
@@ -493,7 +527,8 @@ def person_check(log: Any = print) -> None:
         cells = [turned_away[(check, category)] for category in sorted(CATEGORIES)]
         answerable = [value for category in (1, 2, 3, 4) for value in turned_away[(check, category)]]
         log(
-            f"  {check:<12} " + " ".join(f"{sum(values) / max(1, len(values)):>12.0%}" for values in cells)
+            f"  {check:<12} "
+            + " ".join(f"{sum(values) / max(1, len(values)):>12.0%}" for values in cells)
             + f"   {sum(answerable) / max(1, len(answerable)):>7.0%}"
         )
     counts = ", ".join(f"{category}: {len(turned_away[('person', category)])}" for category in sorted(CATEGORIES))
@@ -505,7 +540,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--url", help="a running app's base URL; default: in process")
     parser.add_argument("--per-category", type=int, default=20, help="questions asked per category (default 20)")
     parser.add_argument(
-        "--categories", default="1,2,3,4,5", help="which categories to ask, e.g. 5 with --per-category 1000 for all of it"
+        "--categories",
+        default="1,2,3,4,5",
+        help="which categories to ask, e.g. 5 with --per-category 1000 for all of it",
     )
     parser.add_argument("--person-check", action="store_true", help="calibrate the person and detail checks (no model)")
     parser.add_argument(

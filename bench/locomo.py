@@ -1,7 +1,10 @@
-"""LoCoMo evidence recall (issue 4), through the public HTTP API only.
+"""LoCoMo evidence recall (issues 4 and 19), through the public HTTP API only.
 
 Each conversation of `locomo_dev.json` becomes a user (registered with `POST /api/auth/register`),
-each session a note (`POST /api/notes`) whose `occurred_at` is the session's date-time; every question
+each session a note (`POST /api/notes`) whose `occurred_at` is the session's date-time, in one of two
+formats: `typed`, as a person types it (a line per turn, single newlines), or `blank` (a heading, then
+turns separated by blank lines). Conversations 0–2 are the tuning half, 3–4 the confirming half: a
+change is kept only when the confirming half holds, in both formats. Every question
 of categories 1–4 goes to `GET /api/search`. A question scores the share of its evidence turns whose
 text appears in the returned passages taken in rank order up to a budget of 1,500 words (the last
 passage cut at the budget), so making passages huge does not help. Reported per category and overall,
@@ -12,12 +15,15 @@ embedding model, computed in this process): BM25 alone, dense (MiniLM cosine) al
 
     python -m bench locomo                      # in-process: a bench database and a Celery worker thread
     python -m bench locomo --url http://127.0.0.1:8000   # against a running app (sign-up must be open)
+    python -m bench locomo --format typed --half confirm  # one format, one half
 
 The data is CC BY-NC 4.0 (tests/data/locomo/LICENSE.txt): Maharana et al., "Evaluating Very
 Long-Term Conversational Memory of LLM Agents", ACL 2024.
 """
 
 import argparse
+import contextlib
+import functools
 import json
 import math
 import re
@@ -39,6 +45,8 @@ DATA = Path(__file__).resolve().parent.parent / "tests" / "data" / "locomo" / "l
 BUDGET_WORDS = 1500
 SEARCH_K = 50
 CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop"}
+FORMATS = ("typed", "blank")
+HALVES = {"tune": ("conv-26", "conv-30", "conv-41"), "confirm": ("conv-42", "conv-43")}
 PASSWORD = "locomo-bench-Passw0rd"
 
 
@@ -79,7 +87,10 @@ def turn_line(turn: dict[str, Any]) -> str:
     return line
 
 
-def conversations(path: Path = DATA) -> list[Conversation]:
+def conversations(path: Path = DATA, *, note_format: str = "blank") -> list[Conversation]:
+    """The conversations with their sessions written as notes in `note_format` (see FORMATS)."""
+    if note_format not in FORMATS:
+        raise ValueError(f"note_format must be one of {FORMATS}, not {note_format!r}")
     result = []
     for sample in json.loads(path.read_text()):
         talk = sample["conversation"]
@@ -92,10 +103,13 @@ def conversations(path: Path = DATA) -> list[Conversation]:
                 continue  # some sessions have a date and no turns
             when = talk[f"session_{number}_date_time"]
             turns |= {turn["dia_id"]: turn["text"] for turn in lines}
-            heading = f"# {talk['speaker_a']} and {talk['speaker_b']}, {when}"
-            body = "\n\n".join(turn_line(turn) for turn in lines)
             title = f"{talk['speaker_a']} and {talk['speaker_b']} — session {number}"
-            sessions.append(Session(number, session_time(when), title, f"{heading}\n\n{body}\n"))
+            if note_format == "typed":
+                text = "\n".join(turn_line(turn) for turn in lines) + "\n"
+            else:
+                heading = f"# {talk['speaker_a']} and {talk['speaker_b']}, {when}"
+                text = heading + "\n\n" + "\n\n".join(turn_line(turn) for turn in lines) + "\n"
+            sessions.append(Session(number, session_time(when), title, text))
         questions = []
         for qa in sample["qa"]:
             evidence = tuple(turns[ref] for ref in qa.get("evidence", []) if ref in turns)
@@ -216,13 +230,17 @@ def ingest(api: Api, conversation: Conversation, *, timeout: float = 600.0) -> s
         )["job_id"]
         for s in conversation.sessions
     ]
+    wait_for_jobs(api, token, jobs, username, timeout=timeout)
+    return token
+
+
+def wait_for_jobs(api: Api, token: str, jobs: list[int], username: str, *, timeout: float = 600.0) -> None:
     deadline = time.monotonic() + timeout
     for job_id in jobs:
         while (job := _ok(api.request("GET", f"/api/jobs/{job_id}", token=token), 200))["status"] != "done":
             if job["status"] in {"failed", "cancelled"} or time.monotonic() > deadline:
                 raise RuntimeError(f"job {job_id} of {username}: {job}")
             time.sleep(0.2)
-    return token
 
 
 def app_search(api: Api, token: str, question: str) -> list[str]:
@@ -271,13 +289,18 @@ def _rrf(*rankings: list[int], k: int = 60) -> list[int]:
 
 
 def references(conversation: Conversation) -> dict[str, Callable[[str], list[str]]]:
-    """Rankers over the passages the app makes of these notes (its chunker, its embedding model)."""
+    return rankers_over([(session.title, session.text) for session in conversation.sessions])
+
+
+def rankers_over(notes: list[tuple[str, str]]) -> dict[str, Callable[[str], list[str]]]:
+    """BM25, dense and RRF over the passages the app makes of these (title, text) notes (its chunker,
+    its embedding model): the references every yardstick prints beside the app's figure."""
     import numpy as np
 
     from ingestion.embeddings import embed_texts
     from ingestion.pipeline import _note_passages
 
-    passages = [p for s in conversation.sessions for p in _note_passages(s.title, s.text)]
+    passages = [p for title, text in notes for p in _note_passages(title, text)]
     texts = [p.text for p in passages]
     bm25 = Bm25(texts)
     vectors = embed_texts([f"{p.context}\n{p.text}" for p in passages])
@@ -290,7 +313,11 @@ def references(conversation: Conversation) -> dict[str, Callable[[str], list[str
         "dense (MiniLM)": dense,
         "RRF(BM25, dense)": lambda question: _rrf(bm25.rank(question), dense(question)),
     }
-    return {name: (lambda q, rank=rank: [texts[i] for i in rank(q)]) for name, rank in rankers.items()}
+
+    def ranked(rank: Callable[[str], list[int]], question: str) -> list[str]:
+        return [texts[i] for i in rank(question)]
+
+    return {name: functools.partial(ranked, rank) for name, rank in rankers.items()}
 
 
 # --- The run -------------------------------------------------------------------------------------
@@ -318,8 +345,8 @@ def evaluate(
     return results
 
 
-def report(results: dict[str, Scores], log: Callable[[str], None] = print) -> None:
-    log(f"LoCoMo dev, evidence recall within {BUDGET_WORDS} words:")
+def report(results: dict[str, Scores], log: Callable[[str], None] = print, *, heading: str = "") -> None:
+    log(f"LoCoMo dev{heading}, evidence recall within {BUDGET_WORDS} words:")
     for name, scores in results.items():
         log("  " + scores.line(name))
 
@@ -342,20 +369,25 @@ def in_process() -> Iterator[Api]:
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m bench locomo", description=__doc__.split("\n\n")[0])
     parser.add_argument("--url", help="a running app's base URL; default: in process")
-    parser.add_argument("--limit", type=int, help="only the first N conversations")
+    parser.add_argument("--format", choices=[*FORMATS, "both"], default="both", help="how sessions are typed")
+    parser.add_argument("--half", choices=[*HALVES, "both"], default="both", help="tuning or confirming half")
+    parser.add_argument("--limit", type=int, help="only the first N conversations of each half")
     parser.add_argument("--no-references", action="store_true")
     args = parser.parse_args(argv or [])
-    data = conversations()[: args.limit]
-    if args.url:
-        if not args.no_references:
-            from bench.common import setup_django
+    if args.url and not args.no_references:
+        from bench.common import setup_django
 
-            setup_django()  # the references use the app's chunker and embedding model
-        results = evaluate(HttpApi(args.url), data, with_references=not args.no_references)
-    else:
-        with in_process() as api:
-            results = evaluate(api, data, with_references=not args.no_references)
-    report(results)
+        setup_django()  # the references use the app's chunker and embedding model
+    with contextlib.ExitStack() as stack:
+        api = HttpApi(args.url) if args.url else stack.enter_context(in_process())
+        for note_format in FORMATS if args.format == "both" else (args.format,):
+            data = conversations(note_format=note_format)
+            for half, ids in HALVES.items() if args.half == "both" else [(args.half, HALVES[args.half])]:
+                chosen = [c for c in data if c.sample_id in ids][: args.limit]
+                results = evaluate(api, chosen, with_references=not args.no_references)
+                report(
+                    results, heading=f", {half} half ({', '.join(c.sample_id for c in chosen)}), {note_format} notes"
+                )
 
 
 if __name__ == "__main__":

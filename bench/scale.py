@@ -22,6 +22,7 @@ Each figure is printed beside a baseline from the same run: exact search for HNS
 """
 
 import argparse
+import functools
 import json
 import os
 import threading
@@ -107,6 +108,19 @@ def scale_database(name: str, *, keep: bool) -> Iterator[None]:
         yield
     finally:
         connection.creation.destroy_test_db(original, verbosity=0, keepdb=keep)
+
+
+def _exact_ids(sql: str, q: "Query") -> list[int]:
+    return [row[0] for row in _execute(sql, [q.owner_id, _vector_literal(q.vector), 4 * K])]
+
+
+def _text_ids(sql: str, q: "Query") -> list[int]:
+    return [row[0] for row in _execute(sql, [" or ".join(q.words.split()), q.owner_id, 4 * K])]
+
+
+def _execute_all(statements: list[str]) -> None:
+    for sql in statements:
+        _execute(sql)
 
 
 def _execute(sql: str, params: Any = None) -> list[tuple[Any, ...]]:
@@ -268,7 +282,7 @@ def corpus_load(corpus: Corpus, *, maintenance_work_mem: str) -> None:
     _execute(f"SET maintenance_work_mem = '{maintenance_work_mem}'")
     with sampling() as memory:
         for label, statements in restore:
-            seconds, _ = _timed(lambda statements=statements: [_execute(sql) for sql in statements])
+            seconds, _ = _timed(functools.partial(_execute_all, statements))
             log(f"index build: {label} in {seconds:.1f} s")
     log(f"  postgres memory during those builds: {memory.describe()}")
     seconds, _ = _timed(lambda: _execute("VACUUM (ANALYZE) ingestion_chunk"))
@@ -509,9 +523,7 @@ def queries_sample(corpus: Corpus, count: int) -> list[Query]:
     return [queries[i] for i in order]
 
 
-_VECTOR_SQL = (
-    "SELECT c.id FROM ingestion_chunk c WHERE c.owner_id = %s ORDER BY c.embedding <=> %s::vector LIMIT %s"
-)
+_VECTOR_SQL = "SELECT c.id FROM ingestion_chunk c WHERE c.owner_id = %s ORDER BY c.embedding <=> %s::vector LIMIT %s"
 _FORCE_HNSW = {"enable_seqscan": "off", "enable_bitmapscan": "off", "enable_sort": "off"}
 
 
@@ -652,15 +664,16 @@ def hybrid_search(queries: list[Query]) -> None:
     log(f"hybrid search, app settings, each query repeated at once (its pages in shared_buffers): {warm.latency()}")
     runs: dict[str, Run] = {}
     for label, (settings, question) in modes.items():
-        runs[label] = run = _run(queries, settings, lambda q, question=question: call(q, question))
+        runs[label] = run = _run(queries, settings, functools.partial(call, question=question))
         scans: dict[str, list[float]] = {}
         for query in queries[50:]:
             with connection.execute_wrapper(capture):
                 call(query, question)
             for name, ms in _plan_of(*captured[0], settings)[1].items():
                 scans.setdefault(name, []).append(ms)
-        split = ", ".join(f"{name} p50 {np.median(ms):.1f} (p95 {percentile(ms, 0.95):.1f})"
-                          for name, ms in scans.items())
+        split = ", ".join(
+            f"{name} p50 {np.median(ms):.1f} (p95 {percentile(ms, 0.95):.1f})" for name, ms in scans.items()
+        )
         log(f"hybrid search (chat.selectors.search, k={K}), {label}: {run.latency()} (target p95 < 50 ms)")
         log(f"  EXPLAIN (ANALYZE, BUFFERS) of each query, ms unless pages: {split}")
     exact = runs["exact vector branch (enable_indexscan off)"]
@@ -679,8 +692,8 @@ def real_embedding_search(queries: list[Query]) -> None:
 
     embed_texts(["warm up the model"])
     with sampling() as memory:
-        embedding = [_timed(lambda q=q: embed_texts([q.words]))[0] for q in queries]
-        full = [_timed(lambda q=q: search(owner_id=q.owner_id, query=q.words, k=K))[0] for q in queries]
+        embedding = [_timed(functools.partial(embed_texts, [q.words]))[0] for q in queries]
+        full = [_timed(functools.partial(search, owner_id=q.owner_id, query=q.words, k=K))[0] for q in queries]
     log(f"hybrid search with the query embedded by the app's model: p50 {np.median(full) * 1000:.1f} ms, "
         f"p95 {percentile(full, 0.95) * 1000:.1f} ms vs embedding alone p50 {np.median(embedding) * 1000:.1f} ms "
         f"({len(queries)} queries); postgres memory: {memory.describe()}")  # fmt: skip
@@ -692,9 +705,7 @@ def _timed(function: Callable[[], Any]) -> tuple[float, Any]:
     return time.perf_counter() - started, result
 
 
-_EXACT_SQL = (
-    "SELECT c.id FROM {table} c WHERE c.owner_id = %s ORDER BY c.embedding <=> %s::vector LIMIT %s"
-)
+_EXACT_SQL = "SELECT c.id FROM {table} c WHERE c.owner_id = %s ORDER BY c.embedding <=> %s::vector LIMIT %s"
 _TEXT_SQL = (
     "SELECT c.id FROM {table} c, websearch_to_tsquery('english', %s) q(query) "
     "WHERE c.owner_id = %s AND c.search @@ q.query ORDER BY ts_rank_cd(c.search, q.query) DESC, c.id LIMIT %s"
@@ -724,12 +735,10 @@ def storage_experiment(queries: list[Query]) -> None:
             "FROM pg_class WHERE relname = %s",
             [table],
         )[0]
-        exact = _run(queries, {"enable_indexscan": "off"}, lambda q, table=table: [
-            row[0] for row in _execute(_EXACT_SQL.format(table=table), [q.owner_id, _vector_literal(q.vector), 4 * K])
-        ])  # fmt: skip
-        text = _run(queries, {}, lambda q, table=table: [
-            row[0] for row in _execute(_TEXT_SQL.format(table=table), [" or ".join(q.words.split()), q.owner_id, 4 * K])
-        ])  # fmt: skip
+        exact = _run(
+            queries, {"enable_indexscan": "off"}, functools.partial(_exact_ids, _EXACT_SQL.format(table=table))
+        )
+        text = _run(queries, {}, functools.partial(_text_ids, _TEXT_SQL.format(table=table)))
         log(f"storage experiment, {table} (heap {heap / 2**20:,.0f} MiB, TOAST {toast / 2**20:,.0f} MiB): "
             f"exact vector top-{4 * K} {exact.latency()}; full-text top-{4 * K} {text.latency()}")  # fmt: skip
 

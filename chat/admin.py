@@ -5,8 +5,7 @@ from chat.models import Citation, Conversation, Message
 
 class MessageInline(admin.TabularInline):
     model = Message
-    fields = ["role", "content", "abstained", "status", "created_at"]
-    readonly_fields = fields
+    fields = readonly_fields = ("role", "content", "abstained", "status", "created_at")
     extra = 0
     can_delete = False
 
@@ -21,8 +20,7 @@ class ConversationAdmin(admin.ModelAdmin):
 
 class CitationInline(admin.TabularInline):
     model = Citation
-    fields = ["marker", "source_title", "anchor", "excerpt"]
-    readonly_fields = fields
+    fields = readonly_fields = ("marker", "source_title", "anchor", "excerpt")
     extra = 0
     can_delete = False
 

@@ -3,9 +3,10 @@ from typing import Any, Literal
 
 from asgiref.sync import async_to_sync
 from django.conf import settings
-from django.http import HttpRequest, StreamingHttpResponse
+from django.http import StreamingHttpResponse
 from ninja import Field, Query, Router, Schema
 
+from accounts.http import AuthedRequest
 from chat import selectors, services
 from ingestion.models import Source
 
@@ -67,7 +68,7 @@ class AskOut(Schema):
 
 
 @router.get("/search", response=SearchOut)
-def search(request: HttpRequest, params: Query[SearchQuery]) -> dict[str, Any]:
+def search(request: AuthedRequest, params: Query[SearchQuery]) -> dict[str, Any]:
     """Passages for `q`: by meaning, by the time it names ("what did I add last week?"), or both."""
     retrieval = selectors.retrieve(
         owner=request.user,
@@ -81,18 +82,17 @@ def search(request: HttpRequest, params: Query[SearchQuery]) -> dict[str, Any]:
 
 
 @router.post("/ask", response=AskOut)
-def ask(request: HttpRequest, payload: AskIn) -> Any:
+def ask(request: AuthedRequest, payload: AskIn) -> Any:
     """The answer as one JSON object, or with `Accept: text/event-stream` the websocket's events as SSE."""
     question = services.question_clean(payload.question)
     if payload.conversation_id is not None:  # another user's conversation is a 404 before anything streams
         selectors.conversation_get(owner=request.user, conversation_id=payload.conversation_id)
     user = request.user
     user.pk  # noqa: B018 — resolve the lazy user here: the stream runs where the ORM must not be called directly
-    arguments = {"user": user, "question": question, "conversation_id": payload.conversation_id}
     if "text/event-stream" in request.headers.get("Accept", ""):
         return StreamingHttpResponse(
-            services.answer_sse(**arguments),
+            services.answer_sse(user=user, question=question, conversation_id=payload.conversation_id),
             content_type="text/event-stream",
             headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
         )
-    return async_to_sync(services.answer_collect)(**arguments)
+    return async_to_sync(services.answer_collect)(user=user, question=question, conversation_id=payload.conversation_id)

@@ -127,6 +127,8 @@ class ChatConsumer(AsyncJsonWebsocketConsumer):
 
 def _answer_after(*, user: User, conversation_id: int | None, turn: int) -> Message | None:
     """The answer stored for the question `turn`, if the service kept one."""
+    if conversation_id is None:
+        return None
     conversation = selectors.conversations_of(owner=user).filter(pk=conversation_id).first()
     if conversation is None:
         return None

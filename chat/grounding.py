@@ -9,6 +9,7 @@ the threshold. A sentence nothing supports keeps no marker.
 
 import functools
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -265,7 +266,7 @@ def _best_line(
     return best_score, best_people
 
 
-def _lines_with_people(passages: list[str]) -> list[tuple[str, set[str], str]]:
+def _lines_with_people(passages: Sequence[str]) -> list[tuple[str, set[str], str]]:
     """Each statement with the people it is about — its speaker when they speak of themselves (or
     address no one), the speakers around it when it says "you", and the names in it — and who says it.
     Questions are left out."""
@@ -618,7 +619,7 @@ def _one_typo(word: str, other: str) -> bool:
 
     A letter replaced by another is not a typo here: "grandpa" and "grandma" are different people."""
     if len(word) == len(other):
-        differ = [index for index, (a, b) in enumerate(zip(word, other)) if a != b]
+        differ = [index for index, (a, b) in enumerate(zip(word, other, strict=True)) if a != b]
         if len(differ) != 2 or differ[1] != differ[0] + 1:
             return False
         first, second = differ

@@ -9,10 +9,12 @@ import functools
 import logging
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
+from typing import cast
 
 import httpx2
 import openai
 from django.conf import settings
+from openai.types.chat import ChatCompletionMessageParam
 
 logger = logging.getLogger(__name__)
 
@@ -43,7 +45,7 @@ async def chat_stream(messages: list[dict[str, str]], *, max_tokens: int) -> Asy
     try:
         stream = await client.chat.completions.create(
             model=settings.CHAT_MODEL,
-            messages=messages,  # type: ignore[arg-type]
+            messages=cast("list[ChatCompletionMessageParam]", messages),
             stream=True,
             temperature=0.0,
             max_tokens=max_tokens,

@@ -49,8 +49,7 @@ GRACE_MAX = timedelta(days=31)
 LEAD_SHARE = 0.25
 # Capitalized only because they open a question: never a speaker worth a database look-up.
 _QUESTION_WORDS = frozenset(
-    "what when where which who whom whose why how would could should does did do is are was were has have had can will i"
-    .split()
+    "what when where which who whom whose why how would could should does did do is are was were has have had can will i".split()
 )
 _NAMES = re.compile(r"\b[A-Z][\w'.-]*(?: [A-Z][\w'.-]*)*")
 
@@ -90,7 +89,7 @@ postings AS (
     FROM terms t
     CROSS JOIN LATERAL (
         SELECT c.id, c.text FROM ingestion_chunk c
-        WHERE {{filters}} AND {OWNER_TERMS} @> ARRAY[{_OWNER_TERM.format(lexeme='t.lexeme')}]
+        WHERE {{filters}} AND {OWNER_TERMS} @> ARRAY[{_OWNER_TERM.format(lexeme="t.lexeme")}]
     ) p
 ),
 frequency AS (
@@ -222,7 +221,7 @@ _SPEAKERS_SQL = f"""
 SELECT name FROM unnest(%(names)s::text[]) AS name,
 LATERAL (
     SELECT ARRAY(
-        SELECT {_OWNER_TERM.format(lexeme='lexeme')}
+        SELECT {_OWNER_TERM.format(lexeme="lexeme")}
         FROM unnest(tsvector_to_array(to_tsvector('{SEARCH_CONFIG}', name))) AS lexeme
     ) AS keys
 ) k

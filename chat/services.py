@@ -8,9 +8,9 @@ import asyncio
 import json
 import re
 import time
-from collections.abc import AsyncIterator
-from datetime import UTC, tzinfo
+from collections.abc import AsyncGenerator, AsyncIterator
 from dataclasses import dataclass, field
+from datetime import UTC, tzinfo
 from typing import Any
 
 from channels.db import database_sync_to_async
@@ -74,7 +74,7 @@ async def answer_stream(
     conversation_id: int | None = None,
     ignore_dates: bool = False,
     regenerate: bool = False,
-) -> AsyncIterator[Event]:
+) -> AsyncGenerator[Event, None]:
     """Yield `start`, `stage`…, `token`…, then `citations` and `done` — or `error` and `done`.
 
     The `found` stage carries the retrieval `mode` and the `date_range` the question was read as
@@ -256,11 +256,11 @@ def _told_elsewhere(*, user: User, question: str, hits: list[Hit], ignore_dates:
     passages = [hit.text for hit in hits]
     found: dict[str, list[Hit]] = {}
     asked = grounding.about_others(question, passages)
-    for person, other_question in asked.items():
+    for name, other_question in asked.items():
         retrieval = selectors.retrieve(
             owner=user, query=other_question, k=settings.ANSWER_CONTEXT_PASSAGES, ignore_dates=ignore_dates
         )
-        found[person] = _relevant(retrieval)
+        found[name] = _relevant(retrieval)
     person = grounding.told_of_someone_else(
         question, passages, {name: [hit.text for hit in there] for name, there in found.items()}
     )

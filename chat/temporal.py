@@ -199,7 +199,7 @@ def _weekday(g: Groups, today: date, year: int | None) -> Span:
 
 def _day_month(g: Groups, today: date, year: int | None) -> Span | None:
     month, day = _MONTHS[str(g["month"]).lower()], int(str(g["day"]))
-    year = int(g["year"]) if g.get("year") else year
+    year = int(str(g["year"])) if g.get("year") else year
     found = _day_of(year, month, day) if year is not None else _recent_day(today, month, day)
     return _unit_span(found, "day") if found else None
 

@@ -2,9 +2,10 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from django.contrib.auth.decorators import login_required
-from django.http import HttpRequest, HttpResponse
+from django.http import HttpResponse
 from django.shortcuts import render
 
+from accounts.http import AuthedRequest
 from chat import selectors
 from chat.models import Message
 
@@ -19,7 +20,7 @@ class Turn:
 
 
 @login_required
-def chat(request: HttpRequest, conversation_id: int | None = None) -> HttpResponse:
+def chat(request: AuthedRequest, conversation_id: int | None = None) -> HttpResponse:
     conversation = (
         selectors.conversation_get(owner=request.user, conversation_id=conversation_id)
         if conversation_id is not None

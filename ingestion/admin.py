@@ -12,8 +12,7 @@ from secondbrain.errors import AppError
 
 class ChunkInline(admin.TabularInline):
     model = Chunk
-    fields = ["ordinal", "text", "anchor", "occurred_at"]
-    readonly_fields = fields
+    fields = readonly_fields = ("ordinal", "text", "anchor", "occurred_at")
     extra = 0
     can_delete = False
     show_change_link = False

@@ -1,10 +1,10 @@
 from datetime import datetime
 from typing import Any
 
-from django.http import HttpRequest
-from ninja.files import UploadedFile
 from ninja import File, Form, Router, Schema, Status
+from ninja.files import UploadedFile
 
+from accounts.http import AuthedRequest
 from ingestion import selectors, services
 from ingestion.models import Chunk, Job, Source
 from ingestion.uploads import uploaded_file
@@ -65,7 +65,7 @@ def _queued(job: Job) -> Status[dict[str, int]]:
 
 
 @router.post("/notes", response={202: QueuedOut})
-def note_create(request: HttpRequest, payload: NoteIn) -> Status[dict[str, int]]:
+def note_create(request: AuthedRequest, payload: NoteIn) -> Status[dict[str, int]]:
     job = services.note_create(
         owner=request.user, text=payload.text, title=payload.title, occurred_at=payload.occurred_at
     )
@@ -74,54 +74,56 @@ def note_create(request: HttpRequest, payload: NoteIn) -> Status[dict[str, int]]
 
 @router.post("/uploads", response={202: QueuedOut})
 def upload_create(
-    request: HttpRequest,
+    request: AuthedRequest,
     file: UploadedFile | None = File(None),  # noqa: B008 — ninja's parameter declaration
     title: str = Form(""),  # noqa: B008
     occurred_at: datetime | None = Form(None),  # noqa: B008
 ) -> Status[dict[str, int]]:
-    job = services.upload_create(owner=request.user, upload=uploaded_file(request), title=title, occurred_at=occurred_at)
+    job = services.upload_create(
+        owner=request.user, upload=uploaded_file(request), title=title, occurred_at=occurred_at
+    )
     return _queued(job)
 
 
 @router.post("/jobs/{job_id}/cancel", response=JobOut)
-def job_cancel(request: HttpRequest, job_id: int) -> Job:
+def job_cancel(request: AuthedRequest, job_id: int) -> Job:
     return services.job_cancel(job=selectors.job_get(owner=request.user, job_id=job_id))
 
 
 @router.get("/jobs", response=list[JobOut])
-def job_list(request: HttpRequest) -> Any:
+def job_list(request: AuthedRequest) -> Any:
     return selectors.jobs_of(owner=request.user)[:200]
 
 
 @router.get("/jobs/{job_id}", response=JobOut)
-def job_detail(request: HttpRequest, job_id: int) -> Job:
+def job_detail(request: AuthedRequest, job_id: int) -> Job:
     return selectors.job_get(owner=request.user, job_id=job_id)
 
 
 @router.get("/sources", response=list[SourceOut])
-def source_list(request: HttpRequest) -> Any:
+def source_list(request: AuthedRequest) -> Any:
     return selectors.sources_of(owner=request.user)[:500]
 
 
 @router.get("/sources/{source_id}", response=SourceOut)
-def source_detail(request: HttpRequest, source_id: int) -> Source:
+def source_detail(request: AuthedRequest, source_id: int) -> Source:
     return selectors.source_get(owner=request.user, source_id=source_id)
 
 
 @router.delete("/sources/{source_id}", response={204: None})
-def source_delete(request: HttpRequest, source_id: int) -> Status[None]:
+def source_delete(request: AuthedRequest, source_id: int) -> Status[None]:
     services.source_delete(source=selectors.source_get(owner=request.user, source_id=source_id))
     return Status(204, None)
 
 
 @router.post("/sources/{source_id}/reprocess", response={202: QueuedOut})
-def source_reprocess(request: HttpRequest, source_id: int) -> Status[dict[str, int]]:
+def source_reprocess(request: AuthedRequest, source_id: int) -> Status[dict[str, int]]:
     job = services.source_reprocess(source=selectors.source_get(owner=request.user, source_id=source_id))
     return _queued(job)
 
 
 @router.get("/chunks/{chunk_id}", response=ChunkOut)
-def chunk_detail(request: HttpRequest, chunk_id: int) -> dict[str, Any]:
+def chunk_detail(request: AuthedRequest, chunk_id: int) -> dict[str, Any]:
     chunk: Chunk = selectors.chunk_get(owner=request.user, chunk_id=chunk_id)
     return {
         "id": chunk.pk,

@@ -3,6 +3,7 @@
 Running a job — extraction, chunking, embedding — is in `ingestion/pipeline.py`.
 """
 
+import functools
 import hashlib
 import logging
 import uuid
@@ -173,7 +174,7 @@ def jobs_requeue_stuck(*, older_than: timedelta) -> list[int]:
         )
         for job in stuck:
             Job.objects.filter(pk=job.pk).update(status=Job.Status.QUEUED, updated_at=timezone.now())
-            transaction.on_commit(lambda job=job: _task_send(job))
+            transaction.on_commit(functools.partial(_task_send, job))
     if stuck:
         logger.warning("re-queued stuck jobs %s", [job.pk for job in stuck])
     return [job.pk for job in stuck]

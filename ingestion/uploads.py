@@ -6,13 +6,13 @@ the sha256 on the way through so a large file is read once.
 """
 
 import hashlib
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import PurePath
-from collections.abc import Callable
 from typing import Any
 
 from django.conf import settings
-from django.core.files.uploadedfile import TemporaryUploadedFile, UploadedFile
+from django.core.files.uploadedfile import UploadedFile
 from django.core.files.uploadhandler import StopUpload, TemporaryFileUploadHandler
 from django.http import HttpRequest, HttpResponse
 
@@ -49,7 +49,7 @@ class LimitedUploadHandler(TemporaryFileUploadHandler):
         self.digest.update(raw_data)
         return super().receive_data_chunk(raw_data, start)
 
-    def file_complete(self, file_size: int) -> TemporaryUploadedFile | None:
+    def file_complete(self, file_size: int) -> UploadedFile | None:
         uploaded = super().file_complete(file_size)
         if uploaded is not None:
             uploaded.sha256 = self.digest.hexdigest()  # type: ignore[attr-defined]
@@ -82,9 +82,7 @@ def uploaded_file(request: HttpRequest, field: str = "file") -> UploadedFile:
 
 
 def too_large() -> AppError:
-    return AppError(
-        "file_too_large", f"The file is larger than the {settings.MAX_UPLOAD_MB} MB limit.", status=413
-    )
+    return AppError("file_too_large", f"The file is larger than the {settings.MAX_UPLOAD_MB} MB limit.", status=413)
 
 
 @dataclass(frozen=True)
@@ -106,7 +104,8 @@ def sniff(head: bytes, filename: str) -> Sniffed:
     if _looks_like_text(head):
         if extension not in TEXT_EXTENSIONS:
             raise AppError(
-                "unsupported_type", f"{filename} contains plain text, not what its name says; rename it to .txt or .md.",
+                "unsupported_type",
+                f"{filename} contains plain text, not what its name says; rename it to .txt or .md.",
                 status=415,
             )
         return Sniffed(Source.Kind.NOTE, "text/markdown" if extension in {".md", ".markdown"} else "text/plain")

@@ -2,10 +2,12 @@ import re
 
 from django.conf import settings
 from django.contrib.auth.decorators import login_required
-from django.http import FileResponse, Http404, HttpRequest, HttpResponse
+from django.http import FileResponse, Http404, HttpResponse
+from django.http.response import HttpResponseBase
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
 
+from accounts.http import AuthedRequest
 from ingestion import selectors, services
 from ingestion.forms import NoteForm
 from ingestion.models import Job, Source
@@ -20,21 +22,21 @@ def _row(source: Source, job: Job | None) -> dict[str, object]:
     return {"source": source, "job": services.job_event(job, source.title) if job else None}
 
 
-def _rows(request: HttpRequest) -> list[dict[str, object]]:
+def _rows(request: AuthedRequest) -> list[dict[str, object]]:
     sources = list(selectors.sources_of(owner=request.user)[:200])
     jobs = selectors.latest_jobs_by_source(owner=request.user, source_ids=[source.pk for source in sources])
     return [_row(source, jobs.get(source.pk)) for source in sources]
 
 
 @login_required
-def home(request: HttpRequest, form: NoteForm | None = None) -> HttpResponse:
+def home(request: AuthedRequest, form: NoteForm | None = None) -> HttpResponse:
     context = {"form": form or NoteForm(), "rows": _rows(request), "max_upload_mb": settings.MAX_UPLOAD_MB}
     return render(request, HOME, context)
 
 
 @login_required
 @require_POST
-def note_create(request: HttpRequest) -> HttpResponse:
+def note_create(request: AuthedRequest) -> HttpResponse:
     """The note form: on success the new source row (and a fresh form) replace their htmx targets.
 
     Posted without htmx (its script not loaded yet, or no JavaScript) it is an ordinary form: the
@@ -62,7 +64,7 @@ def note_create(request: HttpRequest) -> HttpResponse:
 
 @login_required
 @require_POST
-def upload_create(request: HttpRequest) -> HttpResponse:
+def upload_create(request: AuthedRequest) -> HttpResponse:
     """One dropped file: the new source's row, or the reason it was refused (as text, with its status)."""
     try:
         job = services.upload_create(
@@ -75,7 +77,7 @@ def upload_create(request: HttpRequest) -> HttpResponse:
 
 @login_required
 @require_POST
-def job_cancel(request: HttpRequest, job_id: int) -> HttpResponse:
+def job_cancel(request: AuthedRequest, job_id: int) -> HttpResponse:
     job = selectors.job_get(owner=request.user, job_id=job_id)
     try:
         job = services.job_cancel(job=job)
@@ -86,7 +88,7 @@ def job_cancel(request: HttpRequest, job_id: int) -> HttpResponse:
 
 @login_required
 @require_POST
-def source_reprocess(request: HttpRequest, source_id: int) -> HttpResponse:
+def source_reprocess(request: AuthedRequest, source_id: int) -> HttpResponse:
     source = selectors.source_get(owner=request.user, source_id=source_id)
     try:
         job = services.source_reprocess(source=source)
@@ -97,19 +99,19 @@ def source_reprocess(request: HttpRequest, source_id: int) -> HttpResponse:
 
 @login_required
 @require_POST
-def source_delete(request: HttpRequest, source_id: int) -> HttpResponse:
+def source_delete(request: AuthedRequest, source_id: int) -> HttpResponse:
     services.source_delete(source=selectors.source_get(owner=request.user, source_id=source_id))
     return HttpResponse("")
 
 
 @login_required
-def source_detail(request: HttpRequest, source_id: int) -> HttpResponse:
+def source_detail(request: AuthedRequest, source_id: int) -> HttpResponse:
     source = selectors.source_get(owner=request.user, source_id=source_id)
     return render(request, "ingestion/source.html", {"source": source, "chunks": source.chunks.all()})
 
 
 @login_required
-def source_file(request: HttpRequest, source_id: int) -> HttpResponse:
+def source_file(request: AuthedRequest, source_id: int) -> HttpResponseBase:
     """The original file, to its owner only; the PDF viewer opens it at a page, the player seeks in it."""
     source = selectors.source_get(owner=request.user, source_id=source_id)
     if not source.file:
@@ -117,7 +119,9 @@ def source_file(request: HttpRequest, source_id: int) -> HttpResponse:
     handle = source.file.open("rb")
     byte_range = _byte_range(request.headers.get("Range", ""), source.file.size)
     if byte_range is None:
-        response: HttpResponse = FileResponse(handle, content_type=source.mime_type, filename=source.metadata.get("filename"))
+        response: HttpResponseBase = FileResponse(
+            handle, content_type=source.mime_type, filename=source.metadata.get("filename")
+        )
     else:
         # Players seek with Range requests; without 206 answers they cannot jump to a timestamp.
         start, end = byte_range

@@ -39,7 +39,7 @@ def on_database_unreachable(request: HttpRequest, exc: Exception) -> HttpRespons
 
 
 for _unreachable in DATABASE_UNREACHABLE:
-    api.add_exception_handler(_unreachable, on_database_unreachable)
+    api.exception_handler(_unreachable)(on_database_unreachable)
 
 
 @api.exception_handler(ValidationError)

@@ -8,10 +8,11 @@ at once, so that each one that holds a database connection also gets the CPU to 
 
 import asyncio
 import json
-from typing import Any, Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
+from typing import Any
 
 Scope = dict[str, Any]
-Message = dict[str, Any]
+Message = Mapping[str, Any]
 Receive = Callable[[], Awaitable[Message]]
 Send = Callable[[Message], Awaitable[None]]
 ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]

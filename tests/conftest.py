@@ -16,6 +16,7 @@ from accounts.models import User
 from secondbrain.stack import daphne_options
 from tests.factories import ApiClient, make_user
 from tests.processes import free_port, test_database_url
+from tests.scripted_model import scripted_model  # noqa: F401 — the chat model stand-in, a fixture for every test
 
 
 @pytest.fixture(autouse=True)

@@ -18,7 +18,14 @@ def admin_client() -> Client:
 
 def _note(owner: User, title: str, status: str) -> Source:
     source = Source.objects.create(
-        owner=owner, kind="note", title=title, text="t", mime_type="text/markdown", size=1, sha256=title.encode().hex().ljust(64, "0")[:64], status=status
+        owner=owner,
+        kind="note",
+        title=title,
+        text="t",
+        mime_type="text/markdown",
+        size=1,
+        sha256=title.encode().hex().ljust(64, "0")[:64],
+        status=status,
     )
     Job.objects.create(owner=owner, source=source, status="done" if status == "ready" else "failed")
     return source
@@ -28,7 +35,9 @@ def test_admin_lists_sources_filtered_by_owner_status_kind_and_title(admin_clien
     alice, bob = make_user("alice"), make_user("bob")
     _note(alice, "Budget meeting", "ready")
     _note(bob, "Garden plan", "failed")
-    page = admin_client.get("/admin/ingestion/source/", {"owner__id__exact": alice.pk, "status__exact": "ready", "kind__exact": "note"})
+    page = admin_client.get(
+        "/admin/ingestion/source/", {"owner__id__exact": str(alice.pk), "status__exact": "ready", "kind__exact": "note"}
+    )
     assert b"Budget meeting" in page.content and b"Garden plan" not in page.content
     page = admin_client.get("/admin/ingestion/source/", {"q": "garden"})
     assert b"Garden plan" in page.content and b"Budget meeting" not in page.content
@@ -37,7 +46,11 @@ def test_admin_lists_sources_filtered_by_owner_status_kind_and_title(admin_clien
 def test_admin_shows_a_sources_chunks_read_only(admin_client: Client) -> None:
     source = _note(make_user("alice"), "Budget meeting", "ready")
     Chunk.objects.create(
-        source=source, owner=source.owner, ordinal=0, text="We agreed on 40k.", occurred_at=source.occurred_at,
+        source=source,
+        owner=source.owner,
+        ordinal=0,
+        text="We agreed on 40k.",
+        occurred_at=source.occurred_at,
         embedding=[0.0] * 383 + [1.0],
     )
     page = admin_client.get(f"/admin/ingestion/source/{source.pk}/change/")

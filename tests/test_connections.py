@@ -37,7 +37,7 @@ from secondbrain import stack
 from tests.factories import PASSWORD, ApiClient, make_user
 from tests.processes import free_port
 from tests.processes import test_database_url as app_database_url  # not a test of this module
-from tests.scripted_model import ScriptedModel, scripted_model  # noqa: F401 — a fixture
+from tests.scripted_model import ScriptedModel
 from tests.test_pipeline import GARDEN_NOTE
 
 POOL_SIZE = 6  # the web process's DB_POOL_MAX_SIZE in these tests: small, so that a leak shows at once
@@ -124,7 +124,7 @@ class ConnectionWatch:
 def loaded_app(
     celery_worker: None,
     scripted_model: ScriptedModel,
-    tmp_path: Path,  # noqa: F811 — the fixture imported above
+    tmp_path: Path,
 ) -> Iterator[str]:
     """daphne on the test database with a small pool, its connections named so they can be counted."""
     env = {

@@ -6,67 +6,98 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     initial = True
 
     dependencies = [
-        ('ingestion', '0001_initial'),
+        ("ingestion", "0001_initial"),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
     operations = [
         migrations.CreateModel(
-            name='Conversation',
+            name="Conversation",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('title', models.CharField(max_length=200)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('updated_at', models.DateTimeField(auto_now=True)),
-                ('owner', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='conversations', to=settings.AUTH_USER_MODEL)),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("title", models.CharField(max_length=200)),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                ("updated_at", models.DateTimeField(auto_now=True)),
+                (
+                    "owner",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="conversations",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
             ],
             options={
-                'ordering': ['-updated_at', '-id'],
+                "ordering": ["-updated_at", "-id"],
             },
         ),
         migrations.CreateModel(
-            name='Message',
+            name="Message",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('role', models.CharField(choices=[('user', 'You'), ('assistant', 'Second Brain')], max_length=16)),
-                ('content', models.TextField()),
-                ('abstained', models.BooleanField(default=False)),
-                ('status', models.CharField(choices=[('complete', 'Complete'), ('failed', 'Failed')], default='complete', max_length=16)),
-                ('error_code', models.CharField(blank=True, max_length=64)),
-                ('trace', models.JSONField(blank=True, default=dict)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('conversation', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='messages', to='chat.conversation')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("role", models.CharField(choices=[("user", "You"), ("assistant", "Second Brain")], max_length=16)),
+                ("content", models.TextField()),
+                ("abstained", models.BooleanField(default=False)),
+                (
+                    "status",
+                    models.CharField(
+                        choices=[("complete", "Complete"), ("failed", "Failed")], default="complete", max_length=16
+                    ),
+                ),
+                ("error_code", models.CharField(blank=True, max_length=64)),
+                ("trace", models.JSONField(blank=True, default=dict)),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                (
+                    "conversation",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="messages", to="chat.conversation"
+                    ),
+                ),
             ],
             options={
-                'ordering': ['created_at', 'id'],
+                "ordering": ["created_at", "id"],
             },
         ),
         migrations.CreateModel(
-            name='Citation',
+            name="Citation",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('marker', models.PositiveSmallIntegerField()),
-                ('source_title', models.CharField(max_length=300)),
-                ('anchor', models.JSONField(default=dict)),
-                ('excerpt', models.TextField()),
-                ('chunk', models.ForeignKey(null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='+', to='ingestion.chunk')),
-                ('source', models.ForeignKey(null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='+', to='ingestion.source')),
-                ('message', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='citations', to='chat.message')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("marker", models.PositiveSmallIntegerField()),
+                ("source_title", models.CharField(max_length=300)),
+                ("anchor", models.JSONField(default=dict)),
+                ("excerpt", models.TextField()),
+                (
+                    "chunk",
+                    models.ForeignKey(
+                        null=True, on_delete=django.db.models.deletion.SET_NULL, related_name="+", to="ingestion.chunk"
+                    ),
+                ),
+                (
+                    "source",
+                    models.ForeignKey(
+                        null=True, on_delete=django.db.models.deletion.SET_NULL, related_name="+", to="ingestion.source"
+                    ),
+                ),
+                (
+                    "message",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="citations", to="chat.message"
+                    ),
+                ),
             ],
             options={
-                'ordering': ['marker'],
+                "ordering": ["marker"],
             },
         ),
         migrations.AddIndex(
-            model_name='conversation',
-            index=models.Index(fields=['owner', '-updated_at'], name='chat_conver_owner_i_77b144_idx'),
+            model_name="conversation",
+            index=models.Index(fields=["owner", "-updated_at"], name="chat_conver_owner_i_77b144_idx"),
         ),
         migrations.AddConstraint(
-            model_name='citation',
-            constraint=models.UniqueConstraint(fields=('message', 'marker'), name='citation_message_marker_unique'),
+            model_name="citation",
+            constraint=models.UniqueConstraint(fields=("message", "marker"), name="citation_message_marker_unique"),
         ),
     ]

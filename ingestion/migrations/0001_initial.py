@@ -6,13 +6,12 @@ import django.db.models.deletion
 import django.utils.timezone
 import pgvector.django.indexes
 import pgvector.django.vector
-from pgvector.django import VectorExtension
 from django.conf import settings
 from django.db import migrations, models
+from pgvector.django import VectorExtension
 
 
 class Migration(migrations.Migration):
-
     initial = True
 
     dependencies = [
@@ -22,94 +21,163 @@ class Migration(migrations.Migration):
     operations = [
         VectorExtension(),
         migrations.CreateModel(
-            name='Source',
+            name="Source",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('kind', models.CharField(choices=[('note', 'Note'), ('pdf', 'PDF'), ('audio', 'Audio')], max_length=16)),
-                ('title', models.CharField(max_length=300)),
-                ('text', models.TextField(blank=True)),
-                ('file', models.FileField(blank=True, upload_to='sources/%Y/%m/')),
-                ('mime_type', models.CharField(max_length=100)),
-                ('size', models.BigIntegerField()),
-                ('sha256', models.CharField(max_length=64)),
-                ('created_at', models.DateTimeField(default=django.utils.timezone.now)),
-                ('occurred_at', models.DateTimeField(default=django.utils.timezone.now)),
-                ('metadata', models.JSONField(blank=True, default=dict)),
-                ('status', models.CharField(choices=[('pending', 'Processing'), ('ready', 'Ready'), ('failed', 'Failed')], default='pending', max_length=16)),
-                ('owner', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='sources', to=settings.AUTH_USER_MODEL)),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                (
+                    "kind",
+                    models.CharField(choices=[("note", "Note"), ("pdf", "PDF"), ("audio", "Audio")], max_length=16),
+                ),
+                ("title", models.CharField(max_length=300)),
+                ("text", models.TextField(blank=True)),
+                ("file", models.FileField(blank=True, upload_to="sources/%Y/%m/")),
+                ("mime_type", models.CharField(max_length=100)),
+                ("size", models.BigIntegerField()),
+                ("sha256", models.CharField(max_length=64)),
+                ("created_at", models.DateTimeField(default=django.utils.timezone.now)),
+                ("occurred_at", models.DateTimeField(default=django.utils.timezone.now)),
+                ("metadata", models.JSONField(blank=True, default=dict)),
+                (
+                    "status",
+                    models.CharField(
+                        choices=[("pending", "Processing"), ("ready", "Ready"), ("failed", "Failed")],
+                        default="pending",
+                        max_length=16,
+                    ),
+                ),
+                (
+                    "owner",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="sources", to=settings.AUTH_USER_MODEL
+                    ),
+                ),
             ],
             options={
-                'ordering': ['-created_at', '-id'],
+                "ordering": ["-created_at", "-id"],
             },
         ),
         migrations.CreateModel(
-            name='Job',
+            name="Job",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('stage', models.CharField(choices=[('queued', 'Waiting'), ('extracting', 'Reading'), ('chunking', 'Splitting'), ('embedding', 'Indexing'), ('storing', 'Saving'), ('done', 'Done')], default='queued', max_length=16)),
-                ('status', models.CharField(choices=[('queued', 'Queued'), ('running', 'Running'), ('done', 'Done'), ('failed', 'Failed')], default='queued', max_length=16)),
-                ('progress', models.PositiveSmallIntegerField(default=0)),
-                ('attempts', models.PositiveSmallIntegerField(default=0)),
-                ('error_code', models.CharField(blank=True, max_length=64)),
-                ('error_message', models.TextField(blank=True)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('started_at', models.DateTimeField(blank=True, null=True)),
-                ('finished_at', models.DateTimeField(blank=True, null=True)),
-                ('updated_at', models.DateTimeField(auto_now=True)),
-                ('owner', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='jobs', to=settings.AUTH_USER_MODEL)),
-                ('source', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='jobs', to='ingestion.source')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                (
+                    "stage",
+                    models.CharField(
+                        choices=[
+                            ("queued", "Waiting"),
+                            ("extracting", "Reading"),
+                            ("chunking", "Splitting"),
+                            ("embedding", "Indexing"),
+                            ("storing", "Saving"),
+                            ("done", "Done"),
+                        ],
+                        default="queued",
+                        max_length=16,
+                    ),
+                ),
+                (
+                    "status",
+                    models.CharField(
+                        choices=[("queued", "Queued"), ("running", "Running"), ("done", "Done"), ("failed", "Failed")],
+                        default="queued",
+                        max_length=16,
+                    ),
+                ),
+                ("progress", models.PositiveSmallIntegerField(default=0)),
+                ("attempts", models.PositiveSmallIntegerField(default=0)),
+                ("error_code", models.CharField(blank=True, max_length=64)),
+                ("error_message", models.TextField(blank=True)),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                ("started_at", models.DateTimeField(blank=True, null=True)),
+                ("finished_at", models.DateTimeField(blank=True, null=True)),
+                ("updated_at", models.DateTimeField(auto_now=True)),
+                (
+                    "owner",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="jobs", to=settings.AUTH_USER_MODEL
+                    ),
+                ),
+                (
+                    "source",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="jobs", to="ingestion.source"
+                    ),
+                ),
             ],
             options={
-                'ordering': ['-created_at', '-id'],
+                "ordering": ["-created_at", "-id"],
             },
         ),
         migrations.CreateModel(
-            name='Chunk',
+            name="Chunk",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('ordinal', models.PositiveIntegerField()),
-                ('text', models.TextField()),
-                ('anchor', models.JSONField(default=dict)),
-                ('occurred_at', models.DateTimeField()),
-                ('embedding', pgvector.django.vector.VectorField(dimensions=384)),
-                ('search', models.GeneratedField(db_persist=True, expression=django.contrib.postgres.search.SearchVector('text', config='english'), output_field=django.contrib.postgres.search.SearchVectorField())),
-                ('owner', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='+', to=settings.AUTH_USER_MODEL)),
-                ('source', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='chunks', to='ingestion.source')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("ordinal", models.PositiveIntegerField()),
+                ("text", models.TextField()),
+                ("anchor", models.JSONField(default=dict)),
+                ("occurred_at", models.DateTimeField()),
+                ("embedding", pgvector.django.vector.VectorField(dimensions=384)),
+                (
+                    "search",
+                    models.GeneratedField(
+                        db_persist=True,
+                        expression=django.contrib.postgres.search.SearchVector("text", config="english"),
+                        output_field=django.contrib.postgres.search.SearchVectorField(),
+                    ),
+                ),
+                (
+                    "owner",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="+", to=settings.AUTH_USER_MODEL
+                    ),
+                ),
+                (
+                    "source",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="chunks", to="ingestion.source"
+                    ),
+                ),
             ],
             options={
-                'ordering': ['source_id', 'ordinal'],
+                "ordering": ["source_id", "ordinal"],
             },
         ),
         migrations.AddIndex(
-            model_name='source',
-            index=models.Index(fields=['owner', '-created_at'], name='ingestion_s_owner_i_b5d98e_idx'),
+            model_name="source",
+            index=models.Index(fields=["owner", "-created_at"], name="ingestion_s_owner_i_b5d98e_idx"),
         ),
         migrations.AddIndex(
-            model_name='source',
-            index=models.Index(fields=['owner', 'sha256'], name='ingestion_s_owner_i_1ef199_idx'),
+            model_name="source",
+            index=models.Index(fields=["owner", "sha256"], name="ingestion_s_owner_i_1ef199_idx"),
         ),
         migrations.AddIndex(
-            model_name='job',
-            index=models.Index(fields=['owner', '-created_at'], name='ingestion_j_owner_i_34d278_idx'),
+            model_name="job",
+            index=models.Index(fields=["owner", "-created_at"], name="ingestion_j_owner_i_34d278_idx"),
         ),
         migrations.AddIndex(
-            model_name='job',
-            index=models.Index(fields=['status', 'updated_at'], name='ingestion_j_status_949d89_idx'),
+            model_name="job",
+            index=models.Index(fields=["status", "updated_at"], name="ingestion_j_status_949d89_idx"),
         ),
         migrations.AddIndex(
-            model_name='chunk',
-            index=pgvector.django.indexes.HnswIndex(ef_construction=64, fields=['embedding'], m=16, name='chunk_embedding_hnsw', opclasses=['vector_cosine_ops']),
+            model_name="chunk",
+            index=pgvector.django.indexes.HnswIndex(
+                ef_construction=64,
+                fields=["embedding"],
+                m=16,
+                name="chunk_embedding_hnsw",
+                opclasses=["vector_cosine_ops"],
+            ),
         ),
         migrations.AddIndex(
-            model_name='chunk',
-            index=django.contrib.postgres.indexes.GinIndex(fields=['search'], name='chunk_search_gin'),
+            model_name="chunk",
+            index=django.contrib.postgres.indexes.GinIndex(fields=["search"], name="chunk_search_gin"),
         ),
         migrations.AddIndex(
-            model_name='chunk',
-            index=models.Index(fields=['owner', 'occurred_at'], name='chunk_owner_occurred'),
+            model_name="chunk",
+            index=models.Index(fields=["owner", "occurred_at"], name="chunk_owner_occurred"),
         ),
         migrations.AddConstraint(
-            model_name='chunk',
-            constraint=models.UniqueConstraint(fields=('source', 'ordinal'), name='chunk_source_ordinal_unique'),
+            model_name="chunk",
+            constraint=models.UniqueConstraint(fields=("source", "ordinal"), name="chunk_source_ordinal_unique"),
         ),
     ]

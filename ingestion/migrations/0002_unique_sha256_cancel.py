@@ -5,29 +5,50 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('ingestion', '0001_initial'),
+        ("ingestion", "0001_initial"),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
     operations = [
         migrations.RemoveIndex(
-            model_name='source',
-            name='ingestion_s_owner_i_1ef199_idx',
+            model_name="source",
+            name="ingestion_s_owner_i_1ef199_idx",
         ),
         migrations.AlterField(
-            model_name='job',
-            name='stage',
-            field=models.CharField(choices=[('queued', 'Waiting'), ('extracting', 'Reading'), ('transcribing', 'Transcribing'), ('chunking', 'Splitting'), ('embedding', 'Indexing'), ('storing', 'Saving'), ('done', 'Done')], default='queued', max_length=16),
+            model_name="job",
+            name="stage",
+            field=models.CharField(
+                choices=[
+                    ("queued", "Waiting"),
+                    ("extracting", "Reading"),
+                    ("transcribing", "Transcribing"),
+                    ("chunking", "Splitting"),
+                    ("embedding", "Indexing"),
+                    ("storing", "Saving"),
+                    ("done", "Done"),
+                ],
+                default="queued",
+                max_length=16,
+            ),
         ),
         migrations.AlterField(
-            model_name='job',
-            name='status',
-            field=models.CharField(choices=[('queued', 'Queued'), ('running', 'Running'), ('done', 'Done'), ('failed', 'Failed'), ('cancelled', 'Cancelled')], default='queued', max_length=16),
+            model_name="job",
+            name="status",
+            field=models.CharField(
+                choices=[
+                    ("queued", "Queued"),
+                    ("running", "Running"),
+                    ("done", "Done"),
+                    ("failed", "Failed"),
+                    ("cancelled", "Cancelled"),
+                ],
+                default="queued",
+                max_length=16,
+            ),
         ),
         migrations.AddConstraint(
-            model_name='source',
-            constraint=models.UniqueConstraint(fields=('owner', 'sha256'), name='source_owner_sha256_unique'),
+            model_name="source",
+            constraint=models.UniqueConstraint(fields=("owner", "sha256"), name="source_owner_sha256_unique"),
         ),
     ]

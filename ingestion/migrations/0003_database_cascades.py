@@ -21,9 +21,7 @@ def _set_rules(apps: object, schema_editor: object, *, to_db_rule: bool) -> None
     with connection.cursor() as cursor:
         for table, column, target, action in RULES:
             constraints = connection.introspection.get_constraints(cursor, table)
-            name = next(
-                key for key, info in constraints.items() if info["foreign_key"] and info["columns"] == [column]
-            )
+            name = next(key for key, info in constraints.items() if info["foreign_key"] and info["columns"] == [column])
             rule = f"ON DELETE {action}" if to_db_rule else ""
             cursor.execute(
                 f'ALTER TABLE {table} DROP CONSTRAINT "{name}", ADD CONSTRAINT "{name}" '

@@ -6,9 +6,8 @@ from django.db import migrations
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('ingestion', '0003_database_cascades'),
+        ("ingestion", "0003_database_cascades"),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
@@ -20,11 +19,17 @@ class Migration(migrations.Migration):
             "ALTER TABLE ingestion_chunk ALTER COLUMN embedding SET STORAGE EXTERNAL",
         ),
         migrations.RemoveIndex(
-            model_name='chunk',
-            name='chunk_embedding_hnsw',
+            model_name="chunk",
+            name="chunk_embedding_hnsw",
         ),
         migrations.AddIndex(
-            model_name='chunk',
-            index=pgvector.django.indexes.HnswIndex(ef_construction=128, fields=['embedding'], m=16, name='chunk_embedding_hnsw', opclasses=['vector_cosine_ops']),
+            model_name="chunk",
+            index=pgvector.django.indexes.HnswIndex(
+                ef_construction=128,
+                fields=["embedding"],
+                m=16,
+                name="chunk_embedding_hnsw",
+                opclasses=["vector_cosine_ops"],
+            ),
         ),
     ]

@@ -10,8 +10,8 @@ Audio is left alone: its passages are cut by time, and transcribing again would 
 from datetime import timedelta
 
 from django.db import migrations
-from django.db.migrations.state import StateApps
 from django.db.backends.base.schema import BaseDatabaseSchemaEditor
+from django.db.migrations.state import StateApps
 from django.utils import timezone
 
 ACTIVE = ["queued", "running"]

@@ -15,7 +15,6 @@ RETURN ARRAY(SELECT owner::text || ' ' || lexeme FROM unnest(tsvector_to_array(d
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
         ("ingestion", "0005_rechunk_notes_and_pdfs_60_words"),
     ]

@@ -25,7 +25,9 @@ def test_it_issues_a_token_for_valid_credentials_only(user: User) -> None:
     good = ApiClient().post("/auth/token", {"username": "alice", "password": PASSWORD})
     assert good.status_code == 200
     assert ApiClient(good.json()["token"]).get("/jobs").status_code == 200
-    assert_error(ApiClient().post("/auth/token", {"username": "alice", "password": "wrong"}), 401, "invalid_credentials")
+    assert_error(
+        ApiClient().post("/auth/token", {"username": "alice", "password": "wrong"}), 401, "invalid_credentials"
+    )
 
 
 def test_it_refuses_a_taken_username(user: User) -> None:

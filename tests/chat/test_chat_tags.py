@@ -35,7 +35,7 @@ CITATIONS = [{"marker": 1, "source_id": 7, "chunk_id": 42, "source_title": "Gard
         '<a href="javascript:alert(1)">x</a>',
         "![x](javascript:alert(1))",
         '<svg onload="alert(1)"></svg>',
-        "<iframe src=\"https://example.org\"></iframe>",
+        '<iframe src="https://example.org"></iframe>',
         '[x](https://example.org "a" onmouseover="alert(1)")',
         "[1]: javascript:alert(1)\n\nSee [1].",
     ],

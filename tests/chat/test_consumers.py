@@ -15,7 +15,7 @@ from chat.models import Message
 from secondbrain.asgi import application
 from tests.factories import ApiClient
 from tests.processes import free_port
-from tests.scripted_model import Script, ScriptedModel, scripted_model  # noqa: F401 — a fixture
+from tests.scripted_model import Script, ScriptedModel
 from tests.test_pipeline import GARDEN_NOTE
 
 pytestmark = pytest.mark.asyncio
@@ -52,7 +52,9 @@ async def test_chat_streams_stages_then_tokens_then_citations(gardener: tuple[Us
     connected, _ = await communicator.connect()
     assert connected
     try:
-        await communicator.send_json_to({"question": "When do the tomatoes go into the raised bed?", "conversation_id": ""})
+        await communicator.send_json_to(
+            {"question": "When do the tomatoes go into the raised bed?", "conversation_id": ""}
+        )
         messages = await receive_until(communicator, 'data-event="done"')
     finally:
         await communicator.disconnect()
@@ -208,7 +210,9 @@ async def test_regenerate_replaces_the_last_answer_in_place(
     assert "after the last frost" in re.sub(r"<[^>]+>", "", again)
     answers = await answers_of(conversation_id)
     assert [answer.pk for answer in answers] != [old.pk] and len(answers) == 1
-    questions = await database_sync_to_async(Message.objects.filter(conversation_id=conversation_id, role="user").count)()
+    questions = await database_sync_to_async(
+        Message.objects.filter(conversation_id=conversation_id, role="user").count
+    )()
     assert questions == 1
 
 

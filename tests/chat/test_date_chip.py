@@ -64,9 +64,8 @@ async def test_a_dated_question_shows_a_chip_and_its_x_asks_again_without_dates(
     assert 'name="ignore_dates" value="true"' in dated
     assert 'class="chip"' not in undated
 
-    answers = await sync_to_async(list)(
-        Message.objects.filter(conversation_id=conversation_id, role=Message.Role.ASSISTANT).order_by("id")
-    )
+    replies = Message.objects.filter(conversation_id=conversation_id, role=Message.Role.ASSISTANT).order_by("id")
+    answers = [answer async for answer in replies]
     assert [answer.trace["mode"] for answer in answers] == ["temporal", "semantic"]
     assert answers[0].trace["date_range"]["label"] == label
     assert answers[0].trace["date_range"]["since"] == yesterday().replace(hour=0).isoformat()

@@ -153,7 +153,9 @@ def test_the_question_repeated_is_no_answer() -> None:
     assert not only_the_question("What type of meal does Tim cook using a slow cooker?", "Stews [4]")
     assert not only_the_question("After how many weeks did Tim call back?", "4 weeks [5]")
     assert not only_the_question("Would Melanie like a national park or a theme park?", "A national park [2]")
-    assert not only_the_question("Which did Melanie like more, the national park or the theme park?", "The national park")
+    assert not only_the_question(
+        "Which did Melanie like more, the national park or the theme park?", "The national park"
+    )
     assert not only_the_question("Did John receive recognition at the shelter?", "John received recognition.")
     assert not only_the_question("What recognition did John receive at the shelter?", "John received none [2]")
 

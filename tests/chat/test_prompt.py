@@ -4,7 +4,7 @@ from datetime import UTC, datetime
 from zoneinfo import ZoneInfo
 
 from chat.selectors import Hit
-from chat.services import check_answer, _prompt
+from chat.services import _prompt, check_answer
 
 
 def test_sources_are_numbered_and_dated_in_the_persons_zone() -> None:
@@ -31,6 +31,9 @@ def test_dates_said_relative_to_the_source_are_resolved_for_the_model_and_the_ch
     assert "Last Friday (5 May 2023) two of us ran. Last month (April 2023) was long." in seen[0]["content"]
     # An answer that gives the resolved date is supported by the passage it came from.
     grounded = check_answer(
-        question="When did I go to the support group?", answer="On 8 May 2023 [1].", hits=[memo], zone=ZoneInfo("Asia/Tokyo")
+        question="When did I go to the support group?",
+        answer="On 8 May 2023 [1].",
+        hits=[memo],
+        zone=ZoneInfo("Asia/Tokyo"),
     )
     assert grounded.text == "On 8 May 2023 [1]." and grounded.markers == [1]

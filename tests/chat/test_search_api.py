@@ -89,9 +89,7 @@ def test_an_upload_question_uses_when_the_source_was_added(berliner: User, api: 
     assert source_ids(events) == [happened_yesterday]
 
 
-def test_a_question_with_a_topic_and_a_time_searches_the_topic_within_the_range(
-    berliner: User, api: ApiClient
-) -> None:
+def test_a_question_with_a_topic_and_a_time_searches_the_topic_within_the_range(berliner: User, api: ApiClient) -> None:
     this_monday = today() - timedelta(days=today().weekday())
     last_week = this_monday - timedelta(days=4)
     roof_last_week = add_note(berliner, "The roofer will replace the broken roof tiles.", local(last_week))

@@ -9,7 +9,7 @@ from typing import Any
 from tests.test_pipeline import GARDEN_NOTE, register
 
 
-def post(url: str, body: dict[str, Any], token: str) -> Any:
+def post(url: str, body: dict[str, Any], token: str | None) -> Any:
     request = urllib.request.Request(
         url,
         data=json.dumps(body).encode(),
@@ -37,7 +37,9 @@ def test_ask_streams_stages_tokens_then_the_cited_answer(web_server: str) -> Non
     job = api.wait_for_job(api.post("/notes", {"text": GARDEN_NOTE}).json()["job_id"])
     assert job["status"] == "done"
 
-    with post(f"{web_server}/api/ask", {"question": "When do the tomatoes go into the raised bed?"}, api.token) as response:
+    with post(
+        f"{web_server}/api/ask", {"question": "When do the tomatoes go into the raised bed?"}, api.token
+    ) as response:
         assert response.headers["Content-Type"].startswith("text/event-stream")
         events = read_events(response)
     names = [name for _, name, _ in events]

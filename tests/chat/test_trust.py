@@ -6,7 +6,6 @@ where a test needs a particular answer (an unsupported claim, a broken stream).
 """
 
 import asyncio
-from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
@@ -16,7 +15,7 @@ from accounts.models import User
 from chat import selectors, services
 from chat.models import Conversation, Message
 from tests.factories import ApiClient
-from tests.scripted_model import Script, ScriptedModel, scripted_model  # noqa: F401 — a fixture
+from tests.scripted_model import Script, ScriptedModel
 from tests.test_pipeline import GARDEN_NOTE
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -64,7 +63,11 @@ def test_unsupported_claims_and_markers_to_nowhere_never_reach_the_answer(
     gardener: User, scripted_model: ScriptedModel
 ) -> None:
     scripted_model.script = Script(
-        tokens=["The tomatoes go into the raised bed on 12 May [1]. ", "The moon is made of green cheese [1]. ", "See [7]."]
+        tokens=[
+            "The tomatoes go into the raised bed on 12 May [1]. ",
+            "The moon is made of green cheese [1]. ",
+            "See [7].",
+        ]
     )
     events = events_of(user=gardener, question="When do the tomatoes go into the raised bed?")
     done = events[-1]
@@ -81,7 +84,9 @@ def test_unsupported_claims_and_markers_to_nowhere_never_reach_the_answer(
 def test_an_answer_nothing_supports_becomes_an_abstention_with_the_nearest_passages(
     gardener: User, scripted_model: ScriptedModel
 ) -> None:
-    scripted_model.script = Script(tokens=["Your tomatoes ", "were planted by ", "a visiting astronaut ", "in 1987 [1]."])
+    scripted_model.script = Script(
+        tokens=["Your tomatoes ", "were planted by ", "a visiting astronaut ", "in 1987 [1]."]
+    )
     done = (events_of(user=gardener, question="Who planted the tomatoes in the raised bed?"))[-1]
     assert done["abstained"] and "couldn't find" in done["answer"] and not done["citations"]
     assert any("raised bed" in passage["excerpt"] for passage in done["nearest"])
@@ -118,9 +123,7 @@ def test_a_model_that_takes_too_long_ends_in_a_timeout_error(
     assert [event["code"] for event in events if event["type"] == "error"] == ["model_timeout"]
 
 
-def test_stopping_the_stream_stores_what_was_written_as_stopped(
-    gardener: User, scripted_model: ScriptedModel
-) -> None:
+def test_stopping_the_stream_stores_what_was_written_as_stopped(gardener: User, scripted_model: ScriptedModel) -> None:
     scripted_model.script = Script(tokens=[f"word{n} " for n in range(40)], delay=0.1)
     seen: list[dict[str, Any]] = []
 
@@ -142,9 +145,7 @@ def test_stopping_the_stream_stores_what_was_written_as_stopped(
     assert message.content.startswith("word0 word1 word2") and "word39" not in message.content
 
 
-def test_regenerate_answers_the_last_question_again_in_place(
-    gardener: User, scripted_model: ScriptedModel
-) -> None:
+def test_regenerate_answers_the_last_question_again_in_place(gardener: User, scripted_model: ScriptedModel) -> None:
     first = (events_of(user=gardener, question="When do the tomatoes go into the raised bed?"))[-1]
     scripted_model.script = Script(tokens=["On 12 May, ", "after the last frost ", "[1]."])
     events = events_of(user=gardener, question="", conversation_id=first["conversation_id"], regenerate=True)
@@ -166,7 +167,9 @@ def test_earlier_turns_that_do_not_fit_the_budget_are_left_out_and_counted(
     conversation = Conversation.objects.create(owner=gardener, title="Long talk")
     for number in range(6):
         Message.objects.create(conversation=conversation, role="user", content=f"Question {number}: " + "words " * 60)
-        Message.objects.create(conversation=conversation, role="assistant", content=f"Answer {number} [1]. " + "more " * 60)
+        Message.objects.create(
+            conversation=conversation, role="assistant", content=f"Answer {number} [1]. " + "more " * 60
+        )
     settings.CHAT_HISTORY_TOKENS = 300  # two of the six turns fit (each is ~140 tokens)
     events = events_of(user=gardener, question="When do the tomatoes go in?", conversation_id=conversation.pk)
     writing = next(event for event in events if event.get("stage") == "writing")

@@ -12,11 +12,13 @@ import time
 import wave
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pypdf
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 
+from accounts.models import User
 from ingestion.models import Chunk, Source
 from tests.factories import ApiClient
 
@@ -26,11 +28,11 @@ PDFS = DATA / "pdf"
 LECTURE = PDFS / "academic_lecture_notes_GeoTopo_117p_de.pdf"
 
 
-def upload(api: ApiClient, name: str, content: bytes) -> object:
+def upload(api: ApiClient, name: str, content: bytes) -> Any:
     return api.client.post("/api/uploads", {"file": SimpleUploadedFile(name, content)}, headers=api._headers())
 
 
-def processed(api: ApiClient, name: str, content: bytes, timeout: float = 300) -> dict[str, object]:
+def processed(api: ApiClient, name: str, content: bytes, timeout: float = 300) -> dict[str, Any]:
     response = upload(api, name, content)
     assert response.status_code == 202, response.content
     job = api.wait_for_job(response.json()["job_id"], timeout=timeout)
@@ -55,7 +57,12 @@ def test_the_117_page_lecture_notes_ingest_fully_with_page_progress(api: ApiClie
 
 
 @pytest.mark.parametrize(
-    "name", ["academic_arxiv2305.03393_page9.pdf", "multicolumn_latex_two_column_lorem.pdf", "table_nics_background_checks_2015-11.pdf"]
+    "name",
+    [
+        "academic_arxiv2305.03393_page9.pdf",
+        "multicolumn_latex_two_column_lorem.pdf",
+        "table_nics_background_checks_2015-11.pdf",
+    ],
 )
 def test_each_small_pdf_becomes_page_anchored_passages(api: ApiClient, celery_worker: None, name: str) -> None:
     job = processed(api, name, (PDFS / name).read_bytes())
@@ -117,7 +124,12 @@ HOSTILE: list[tuple[str, Callable[[], bytes], str, str]] = [
     ("nul.txt", lambda: b"text with a \x00 byte inside", "415", "unsupported_type"),
     ("blank.md", lambda: b"\n\n   \n", "422", "empty_content"),
     ("headings-only.md", lambda: "\n".join(f"# Heading {i}" for i in range(500)).encode(), "job", "empty_content"),
-    ("script.md", lambda: b"<script>alert('x')</script><img src=x onerror=alert(1)> Meeting at <b>noon</b>.", "job", "done"),
+    (
+        "script.md",
+        lambda: b"<script>alert('x')</script><img src=x onerror=alert(1)> Meeting at <b>noon</b>.",
+        "job",
+        "done",
+    ),
     ("rtl-emoji.md", lambda: "שלום עולם — مرحبا بالعالم 🚀🧠 notes ✨".encode(), "job", "done"),
     ("one-line.txt", lambda: (" ".join(f"word{i}" for i in range(12_000))).encode(), "job", "done"),
     ("latin1.txt", lambda: "Café crème über alles".encode("latin-1"), "job", "done"),
@@ -134,7 +146,7 @@ def test_the_hostile_corpus_ends_in_specific_errors_and_the_worker_goes_on(
     api: ApiClient, celery_worker: None, settings: object
 ) -> None:
     outcomes: dict[str, str] = {}
-    for name, make, expected_where, expected in HOSTILE:
+    for name, make, _where, _expected in HOSTILE:
         response = upload(api, name, make())
         if response.status_code != 202:
             outcomes[name] = f"{response.status_code} {response.json()['error']['code']}"
@@ -153,7 +165,7 @@ def test_the_hostile_corpus_ends_in_specific_errors_and_the_worker_goes_on(
     assert api.wait_for_job(body["job_id"])["status"] == "done"
 
 
-def test_hostile_note_text_is_shown_escaped(api: ApiClient, celery_worker: None, user: object) -> None:
+def test_hostile_note_text_is_shown_escaped(api: ApiClient, celery_worker: None, user: User) -> None:
     from django.test import Client
 
     job = processed(api, "script.md", b"<script>alert('x')</script> Meeting at <b>noon</b>.")

@@ -2,7 +2,6 @@ import pytest
 from django.test import Client, override_settings
 
 from accounts.models import User
-
 from ingestion.models import Job, Source
 from tests.factories import ApiClient, assert_error
 
@@ -10,7 +9,9 @@ pytestmark = pytest.mark.django_db
 
 
 def test_a_note_is_stored_with_a_queued_job(api: ApiClient) -> None:
-    response = api.post("/notes", {"title": "Budget", "text": "We agreed on 40k.", "occurred_at": "2026-03-05T10:00:00Z"})
+    response = api.post(
+        "/notes", {"title": "Budget", "text": "We agreed on 40k.", "occurred_at": "2026-03-05T10:00:00Z"}
+    )
     assert response.status_code == 202
     body = response.json()
     source = Source.objects.get(pk=body["source_id"])

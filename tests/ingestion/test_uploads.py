@@ -1,6 +1,7 @@
 import hashlib
 import os
 from pathlib import Path
+from typing import Any
 
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
@@ -15,7 +16,7 @@ DATA = Path(__file__).resolve().parent.parent / "data"
 PDF = DATA / "pdf" / "academic_arxiv2305.03393_page9.pdf"
 
 
-def upload(api: ApiClient, name: str, content: bytes, **fields: str) -> object:
+def upload(api: ApiClient, name: str, content: bytes, **fields: str) -> Any:
     return api.client.post(
         "/api/uploads", {"file": SimpleUploadedFile(name, content), **fields}, headers=api._headers()
     )
@@ -96,7 +97,9 @@ def test_an_upload_without_a_file_is_refused(api: ApiClient) -> None:
     assert_error(api.client.post("/api/uploads", {"title": "x"}, headers=api._headers()), 422, "missing_file")
 
 
-def test_an_over_limit_upload_is_refused_and_nothing_is_kept(api: ApiClient, media_root: Path, settings: object) -> None:
+def test_an_over_limit_upload_is_refused_and_nothing_is_kept(
+    api: ApiClient, media_root: Path, settings: object
+) -> None:
     settings.MAX_UPLOAD_BYTES = 100_000  # type: ignore[attr-defined]
     settings.MAX_UPLOAD_MB = 0  # type: ignore[attr-defined]
     assert_error(upload(api, "big.pdf", b"%PDF-1.4\n" + b"0" * 200_000), 413, "file_too_large")
@@ -124,7 +127,9 @@ def test_cancel_and_reprocess_are_owner_only(api: ApiClient, other_api: ApiClien
     assert_error(api.post(f"/sources/{body['source_id']}/reprocess"), 409, "job_active")
 
 
-def test_the_original_file_is_served_to_its_owner_only_with_ranges(api: ApiClient, user: User, other_user: User) -> None:
+def test_the_original_file_is_served_to_its_owner_only_with_ranges(
+    api: ApiClient, user: User, other_user: User
+) -> None:
     body = upload(api, "voice.flac", (DATA / "audio" / "jfk.flac").read_bytes()).json()
     owner, stranger = Client(), Client()
     owner.force_login(user)

@@ -17,7 +17,7 @@ from accounts.models import User
 from chat.models import Citation, Conversation, Message
 from ingestion.models import Chunk
 from tests.factories import ApiClient, make_user
-from tests.scripted_model import Script, ScriptedModel, scripted_model  # noqa: F401 — a fixture
+from tests.scripted_model import Script, ScriptedModel
 from tests.test_pipeline import GARDEN_NOTE
 from tests.ui.test_drop import sign_in
 from tests.ui.test_walkthrough import SCREENSHOTS
@@ -30,7 +30,7 @@ HOSTILE = (
     "<script>window.__xss = 'script'</script>\n\n"
     '<img src="x" onerror="window.__xss = \'img\'">\n\n'
     "[a trap](javascript:window.__xss='link') and [another](JaVaScRiPt:alert(1)) and "
-    '<a href="javascript:window.__xss=\'raw\'">raw</a> [7]'
+    "<a href=\"javascript:window.__xss='raw'\">raw</a> [7]"
 )
 
 
@@ -283,7 +283,9 @@ def test_a_phone_sized_screen_folds_the_list_and_nothing_overflows(
     page.get_by_text("Conversations", exact=True).click()
     expect(page.locator("#conversation-list")).to_be_visible()
     fits = "() => document.documentElement.scrollWidth <= document.documentElement.clientWidth"
-    assert page.evaluate(fits), page.evaluate("[document.documentElement.scrollWidth, document.documentElement.clientWidth]")
+    assert page.evaluate(fits), page.evaluate(
+        "[document.documentElement.scrollWidth, document.documentElement.clientWidth]"
+    )
     page.screenshot(path=SCREENSHOTS / "chat-phone.png", full_page=True)
 
     # The source page a citation opens fits too.

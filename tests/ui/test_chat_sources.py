@@ -15,7 +15,7 @@ from playwright.sync_api import Page, expect
 from accounts.models import User
 from ingestion.models import Chunk
 from tests.factories import ApiClient, make_user
-from tests.scripted_model import Script, ScriptedModel, scripted_model  # noqa: F401 — a fixture
+from tests.scripted_model import Script, ScriptedModel
 from tests.ui.test_drop import DATA, sign_in
 from tests.ui.test_walkthrough import SCREENSHOTS
 

@@ -67,7 +67,9 @@ def test_dropping_the_shared_pdfs_and_recordings(web_server: str, browser_page: 
     lorem = [hit for hit in found["results"] if hit["source_title"].startswith("multicolumn_latex")]
     assert lorem and all(1 <= hit["anchor"]["page"] <= 3 for hit in lorem), found
     assert {hit["anchor"]["page"] for hit in lorem} != {1}, found  # the later pages are passages too
-    found = page.request.get(f"{web_server}/api/search", params={"q": "ask not what your country can do", "k": 3}).json()
+    found = page.request.get(
+        f"{web_server}/api/search", params={"q": "ask not what your country can do", "k": 3}
+    ).json()
     assert found["results"][0]["source_title"].startswith("jfk"), found
     assert found["results"][0]["anchor"]["start"] == 0.0, found
 
