@@ -7,7 +7,7 @@ import importlib
 import inspect
 import sys
 
-DEFAULT = ["ingestion", "locomo"]
+DEFAULT = ["ingestion", "locomo", "squad", "personal"]
 
 
 def main(argv: list[str]) -> None:

@@ -39,7 +39,10 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
+
+if TYPE_CHECKING:
+    from ingestion.pipeline import Passage
 
 DATA = Path(__file__).resolve().parent.parent / "tests" / "data" / "locomo" / "locomo_dev.json"
 BUDGET_WORDS = 1500
@@ -172,6 +175,10 @@ class Scores:
 class Api(Protocol):
     def request(self, method: str, path: str, *, token: str | None = None, body: Any = None) -> tuple[int, Any]: ...
 
+    def upload(self, path: Path, fields: dict[str, str], *, token: str) -> tuple[int, Any]:
+        """`POST /api/uploads` with the file and form fields, as multipart."""
+        ...
+
 
 class HttpApi:
     def __init__(self, base_url: str) -> None:
@@ -183,6 +190,27 @@ class HttpApi:
             headers["Authorization"] = f"Bearer {token}"
         data = json.dumps(body).encode() if body is not None else None
         request = urllib.request.Request(self.base_url + path, data=data, headers=headers, method=method)
+        try:
+            with urllib.request.urlopen(request, timeout=60) as response:
+                return response.status, json.loads(response.read() or b"null")
+        except urllib.error.HTTPError as error:
+            return error.code, json.loads(error.read() or b"null")
+
+    def upload(self, path: Path, fields: dict[str, str], *, token: str) -> tuple[int, Any]:
+        boundary = secrets.token_hex(16)
+        parts = [
+            f'--{boundary}\r\nContent-Disposition: form-data; name="{name}"\r\n\r\n{value}\r\n'.encode()
+            for name, value in fields.items()
+        ]
+        parts.append(
+            f'--{boundary}\r\nContent-Disposition: form-data; name="file"; filename="{path.name}"\r\n'
+            "Content-Type: application/octet-stream\r\n\r\n".encode()
+            + path.read_bytes()
+            + b"\r\n"
+        )
+        data = b"".join(parts) + f"--{boundary}--\r\n".encode()
+        headers = {"Content-Type": f"multipart/form-data; boundary={boundary}", "Authorization": f"Bearer {token}"}
+        request = urllib.request.Request(self.base_url + "/api/uploads", data=data, headers=headers, method="POST")
         try:
             with urllib.request.urlopen(request, timeout=60) as response:
                 return response.status, json.loads(response.read() or b"null")
@@ -202,6 +230,13 @@ class DjangoApi:
         headers = {"Authorization": f"Bearer {token}"} if token else {}
         data = json.dumps(body) if body is not None else None
         response = self.client.generic(method, path, data or "", content_type="application/json", headers=headers)
+        return response.status_code, response.json() if response.content else None
+
+    def upload(self, path: Path, fields: dict[str, str], *, token: str) -> tuple[int, Any]:
+        from django.core.files.uploadedfile import SimpleUploadedFile
+
+        data = {"file": SimpleUploadedFile(path.name, path.read_bytes()), **fields}
+        response = self.client.post("/api/uploads", data, headers={"Authorization": f"Bearer {token}"})
         return response.status_code, response.json() if response.content else None
 
 
@@ -295,12 +330,16 @@ def references(conversation: Conversation) -> dict[str, Callable[[str], list[str
 def rankers_over(notes: list[tuple[str, str]]) -> dict[str, Callable[[str], list[str]]]:
     """BM25, dense and RRF over the passages the app makes of these (title, text) notes (its chunker,
     its embedding model): the references every yardstick prints beside the app's figure."""
+    from ingestion.pipeline import _note_passages
+
+    return rankers_over_passages([p for title, text in notes for p in _note_passages(title, text)])
+
+
+def rankers_over_passages(passages: "list[Passage]") -> dict[str, Callable[[str], list[str]]]:
     import numpy as np
 
     from ingestion.embeddings import embed_texts
-    from ingestion.pipeline import _note_passages
 
-    passages = [p for title, text in notes for p in _note_passages(title, text)]
     texts = [p.text for p in passages]
     bm25 = Bm25(texts)
     vectors = embed_texts([f"{p.context}\n{p.text}" for p in passages])
