@@ -1,8 +1,10 @@
 """Structure-aware chunking of Markdown and plain text.
 
 A chunk never crosses a heading and never splits a fenced code block; paragraphs are packed
-together up to a word budget, a paragraph longer than `PARAGRAPH_MAX_WORDS` is split between
-sentences, and an over-long sentence (a huge line with no punctuation) between words. Where a
+together up to a word budget, a paragraph of a note longer than `PARAGRAPH_MAX_WORDS` is cut
+between its lines as typed (a PDF page's, between sentences: its lines are where the page wrapped),
+a line longer than the budget between sentences, and an over-long sentence (a huge line with no
+punctuation) between words. Where a
 paragraph had to be split, consecutive chunks share the seam sentence so a fact there is found from
 either side; whole paragraphs are natural boundaries and are not repeated.
 
@@ -24,6 +26,7 @@ OVERLAP_WORDS = 40
 _HEADING = re.compile(r"^(#{1,6})\s+(.*?)\s*#*\s*$")
 _FENCE = re.compile(r"^\s*(```|~~~)")
 _SENTENCE_END = re.compile(r"(?<=[.!?。！？])\s+")
+_LINE_ENDS = (".", "!", "?", ":", ";", ")", "。", "！", "？")
 
 
 @dataclass(frozen=True)
@@ -85,7 +88,8 @@ def chunk_markdown(
     overlap_words: int = OVERLAP_WORDS,
     paragraph_words: int = PARAGRAPH_MAX_WORDS,
 ) -> list[Piece]:
-    return _chunk(_blocks(text, markdown=True), max_words, overlap_words, paragraph_words)
+    """A note: headings, paragraphs, and in a long paragraph its lines as typed (see `_line_units`)."""
+    return _chunk(_blocks(text, markdown=True), max_words, overlap_words, paragraph_words, lines=True)
 
 
 def chunk_text(
@@ -95,20 +99,47 @@ def chunk_text(
     overlap_words: int = OVERLAP_WORDS,
     paragraph_words: int = PARAGRAPH_MAX_WORDS,
 ) -> list[Piece]:
-    """Plain text (a PDF page): paragraphs and sentences only; a line starting with "#" is just text."""
-    return _chunk(_blocks(text, markdown=False), max_words, overlap_words, paragraph_words)
+    """Plain text (a PDF page): paragraphs and sentences only; a line starting with "#" is just text.
+
+    A PDF's lines are where the page wrapped them, not where a writer ended them: they are not units."""
+    return _chunk(_blocks(text, markdown=False), max_words, overlap_words, paragraph_words, lines=False)
 
 
-def _chunk(blocks: Iterator["_Block"], max_words: int, overlap_words: int, paragraph_words: int) -> list[Piece]:
+def _chunk(
+    blocks: Iterator["_Block"], max_words: int, overlap_words: int, paragraph_words: int, *, lines: bool
+) -> list[Piece]:
     packer = _Packer(max_words=max_words, overlap_words=overlap_words)
     for block in blocks:
         if block.is_code or _count(block.text) <= max(max_words, paragraph_words):
             packer.add(block.text, block.heading)
             continue
-        for index, unit in enumerate(_split_long(block.text, max_words)):
-            packer.add(unit, block.heading, separator="\n\n" if index == 0 else " ")
+        separator = "\n\n"
+        for line in _line_units(block.text) if lines else [block.text]:
+            if _count(line) <= max_words and lines:
+                packer.add(line, block.heading, separator=separator)
+            else:
+                for index, unit in enumerate(_split_long(line, max_words)):
+                    packer.add(unit, block.heading, separator=separator if index == 0 else " ")
+            separator = "\n"
     packer.flush(carry=False)
     return [piece for piece in packer.pieces if piece.text]
+
+
+def _line_units(paragraph: str) -> list[str]:
+    """The lines of a long paragraph as the units to pack: most people type a note line by line,
+    with no blank lines, each line a thought (an errand, a turn of a conversation, a reading).
+
+    A line that stops mid-sentence and goes on in lower case on the next line was wrapped, not
+    ended (prose pasted from an e-mail): the two are one unit.
+    """
+    units: list[str] = []
+    for line in paragraph.split("\n"):
+        line = line.strip()
+        if units and line[:1].islower() and not units[-1].endswith(_LINE_ENDS):
+            units[-1] += " " + line
+        elif line:
+            units.append(line)
+    return units
 
 
 def _blocks(text: str, *, markdown: bool) -> Iterator[_Block]:

@@ -1,4 +1,12 @@
+import importlib
+from datetime import timedelta
+
+import pytest
+from django.utils import timezone
+
+from accounts.models import User
 from ingestion.chunking import chunk_markdown
+from ingestion.models import Job, Source
 
 
 def test_each_chunk_keeps_its_heading_path() -> None:
@@ -52,3 +60,65 @@ def test_plain_text_keeps_hash_lines_and_fences_as_text() -> None:
 
     pieces = chunk_text("# of cases 42\n\nTotal ``` 17")
     assert [(p.heading, p.text) for p in pieces] == [((), "# of cases 42\n\nTotal ``` 17")]
+
+
+def test_a_note_typed_line_by_line_is_cut_between_its_lines_as_if_they_were_paragraphs() -> None:
+    turns = [
+        f"{'Ana' if i % 2 else 'Ben'}: turn {i} about the plan for the allotment and the shed roof." for i in range(40)
+    ]
+    typed = chunk_markdown("\n".join(turns))
+    spaced = chunk_markdown("\n\n".join(turns))
+    assert len(typed) > 5
+    # Every passage is whole lines, no line is cut or repeated, and the blank-line version matches.
+    assert [p.text.split("\n") for p in typed] == [p.text.split("\n\n") for p in spaced]
+    assert [line for p in typed for line in p.text.split("\n")] == turns
+    assert all(len(p.text.split()) <= 60 for p in typed)
+
+
+def test_prose_wrapped_at_the_line_end_stays_whole_sentences() -> None:
+    sentence = "The committee agreed that the summer fair raised more than expected, mostly thanks to the weather."
+    words = (sentence + " ") * 12
+    wrapped, line = [], ""
+    for word in words.split():  # wrapped at 60 characters, as an e-mail client does
+        if len(line) + len(word) > 60:
+            wrapped.append(line)
+            line = ""
+        line = f"{line} {word}".strip()
+    wrapped.append(line)
+    pieces = chunk_markdown("\n".join(wrapped))
+    assert all(piece.text.replace("\n", " ").endswith("weather.") for piece in pieces)
+
+
+def test_a_pdf_page_is_not_cut_at_its_printed_line_ends() -> None:
+    from ingestion.chunking import chunk_text
+
+    lines = [f"line {i} of a justified paragraph that goes on without a full stop" for i in range(30)]  # 13 words
+    pieces = chunk_text("\n".join(lines))
+    assert any(not piece.text.endswith("stop") for piece in pieces)  # cut by words, not at the page's lines
+
+
+@pytest.mark.django_db
+def test_the_migration_queues_again_only_the_notes_typed_line_by_line(user: User) -> None:
+    from django.apps import apps
+
+    migration = importlib.import_module("ingestion.migrations.0007_rechunk_notes_typed_line_by_line")
+    typed = "\n".join(f"Line {i}: call the plumber about the boiler and the sink." for i in range(30))
+    spaced = typed.replace("\n", "\n\n")
+    sources = {
+        name: Source.objects.create(
+            owner=user,
+            kind="note",
+            title=name,
+            text=text,
+            mime_type="text/markdown",
+            size=len(text),
+            sha256=name,
+            status="ready",
+        )  # fmt: skip
+        for name, text in [("typed", typed), ("spaced", spaced), ("short", "milk\neggs\nbread")]
+    }
+    migration.queue_rechunking(apps, None)
+    queued = Job.objects.filter(status="queued")
+    assert [job.source_id for job in queued] == [sources["typed"].pk]
+    # Dated back, so the sweeper sends it to a worker (no broker is needed while migrating).
+    assert queued[0].updated_at < timezone.now() - timedelta(minutes=30)
