@@ -14,6 +14,7 @@ import subprocess
 import tempfile
 import time
 import unicodedata
+from collections import Counter
 from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime, timedelta, timezone
@@ -37,6 +38,8 @@ OCR_LONG_SIDE_PX = 3508
 RENDER_TIMEOUT_SECONDS = 60
 OCR_TIMEOUT_SECONDS = 120
 MAX_INFO_CHARS = 500
+FURNITURE_EDGE_LINES = 2
+FURNITURE_MIN_PAGES = 3
 
 # These mean the worker itself is in trouble, not the file: they must reach the task runner.
 _NOT_THE_FILES_FAULT = (MemoryError, SoftTimeLimitExceeded, DependencyError)
@@ -82,6 +85,7 @@ def extract(path: Path, progress: Progress) -> Extracted:
         progress(number / total)
     if not segments:
         raise _nothing_found(unreadable=bool(unreadable), scans_without_ocr=scans_without_ocr)
+    segments = without_page_furniture(segments)
     metadata, occurred_at = _document_info(reader)
     metadata = {"pages": total, **metadata}
     if ocr_pages:
@@ -89,6 +93,48 @@ def extract(path: Path, progress: Progress) -> Extracted:
     if unreadable:
         metadata["unreadable_pages"] = unreadable
     return Extracted(segments=segments, metadata=metadata, occurred_at=occurred_at)
+
+
+def without_page_furniture(pages: list[Segment]) -> list[Segment]:
+    """The pages without their running heads, footers, page numbers and stamps.
+
+    Furniture is a line among the first or last `FURNITURE_EDGE_LINES` of a page that recurs there,
+    its digits aside ("Page 2 of 5", "Frm 00012"), on at least half the pages (and on 3 or more): it
+    tells where a page is, not what the document says, and as a passage of its own it came back as
+    the closest match to questions it has nothing to do with.
+    """
+    if len(pages) < FURNITURE_MIN_PAGES:
+        return pages
+    seen: Counter[str] = Counter()
+    for page in pages:
+        seen.update({_furniture_key(line) for line in _edge_lines(page.text)})
+    needed = max(FURNITURE_MIN_PAGES, len(pages) / 2)
+    furniture = {key for key, count in seen.items() if count >= needed and key}
+    if not furniture:
+        return pages
+    cleaned = []
+    for page in pages:
+        lines = page.text.split("\n")
+        edges = {index for index in _edge_indexes(lines)}
+        kept = [line for index, line in enumerate(lines) if index not in edges or _furniture_key(line) not in furniture]
+        text = re.sub(r"\n{3,}", "\n\n", "\n".join(kept)).strip()
+        if text:
+            cleaned.append(Segment(text=text, anchor=page.anchor))
+    return cleaned or pages
+
+
+def _edge_indexes(lines: list[str]) -> list[int]:
+    filled = [index for index, line in enumerate(lines) if line.strip()]
+    return filled[:FURNITURE_EDGE_LINES] + filled[-FURNITURE_EDGE_LINES:]
+
+
+def _edge_lines(text: str) -> list[str]:
+    lines = text.split("\n")
+    return [lines[index] for index in _edge_indexes(lines)]
+
+
+def _furniture_key(line: str) -> str:
+    return re.sub(r"\d+", "#", " ".join(line.lower().split()))
 
 
 @contextmanager

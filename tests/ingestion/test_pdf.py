@@ -16,8 +16,8 @@ from pypdf import PdfWriter
 from pypdf.generic import NameObject, StreamObject
 from pytest_django.fixtures import Settings
 
-from ingestion.extract import Extracted
-from ingestion.extract.pdf import clean_text, extract, parse_pdf_date
+from ingestion.extract import Extracted, Segment
+from ingestion.extract.pdf import clean_text, extract, parse_pdf_date, without_page_furniture
 from secondbrain.errors import AppError
 
 DATA = Path(__file__).resolve().parent.parent / "data" / "pdf"
@@ -27,6 +27,7 @@ TWO_COLUMNS = DATA / "multicolumn_latex_two_column_lorem.pdf"
 FBI_TABLE = DATA / "table_nics_background_checks_2015-11.pdf"
 SCANNED = DATA / "scanned_image_only_ocr_test.pdf"
 SCANNED_TRUTH = DATA / "scanned_image_only_ocr_test.groundtruth_ocr.md"
+PERSONAL = DATA.parent / "personal" / "pdfs"
 
 needs_ocr = pytest.mark.skipif(
     shutil.which("tesseract") is None or shutil.which("pdftoppm") is None,
@@ -346,3 +347,32 @@ def test_clean_text_tidies_what_pypdf_gives() -> None:
 )
 def test_pdf_dates_parse_or_are_ignored(raw: str | None, expected: datetime | None) -> None:
     assert parse_pdf_date(raw) == expected
+
+
+def test_running_heads_footers_and_page_numbers_are_not_text_of_the_page() -> None:
+    tenancy = extract(PERSONAL / "riverside-tenancy-agreement.pdf", lambda done: None)
+    text = "\n".join(segment.text for segment in tenancy.segments)
+    assert "Draft v3 - not for signature" not in text and "Page 2 of 4" not in text and "HL/RC12/2026" not in text
+    assert "The rent is £1,150 per calendar month" in text  # the body stays, page by page
+    assert [segment.anchor["page"] for segment in tenancy.segments] == [1, 2, 3, 4]
+    two_columns = extract(TWO_COLUMNS, lambda done: None)
+    assert not any(line.strip().isdigit() for segment in two_columns.segments for line in segment.text.split("\n"))
+
+
+def test_a_line_is_furniture_only_where_most_pages_repeat_it_at_their_edge() -> None:
+    def page(number: int, body: str) -> Segment:
+        return Segment(f"Club news, issue 7\n{body}\nPage {number} of 4", {"page": number})
+
+    stories = [
+        "The bake sale raised a record sum.\nThanks to everyone who baked.",
+        "Training moves to the track.\nBring a head torch.",
+        "",
+        "Kit orders close Friday.\nSizes run small this year.",
+    ]
+    pages = [page(n, story) for n, story in enumerate(stories, 1)]
+    pages[2] = Segment("Club news, issue 7\nOur AGM minutes.\nClub news, issue 7 is out.\nPage 3 of 4", {"page": 3})
+    cleaned = without_page_furniture(pages)
+    assert cleaned[0].text == "The bake sale raised a record sum.\nThanks to everyone who baked."
+    assert "Club news, issue 7 is out." in cleaned[2].text  # the same words inside a page are text
+    # Two pages cannot tell furniture from a heading that happens to repeat.
+    assert without_page_furniture(pages[:2]) == pages[:2]
