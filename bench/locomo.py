@@ -22,7 +22,6 @@ Long-Term Conversational Memory of LLM Agents", ACL 2024.
 """
 
 import argparse
-import contextlib
 import functools
 import json
 import math
@@ -129,8 +128,10 @@ def _normal(text: str) -> str:
     return " ".join(text.split())
 
 
-def evidence_recall(passages: Iterable[str], evidence: Iterable[str], budget: int = BUDGET_WORDS) -> float:
-    """The share of evidence texts found in `passages` read in order until `budget` words are spent."""
+def read_within(passages: Iterable[str], budget: int) -> list[str]:
+    """What a reader takes of `passages` read in rank order until `budget` words are spent (the last
+    one cut there), whitespace normalised: every yardstick scores what stands in these, so that
+    making passages huge does not help."""
     taken = []
     left = budget
     for passage in passages:
@@ -139,6 +140,12 @@ def evidence_recall(passages: Iterable[str], evidence: Iterable[str], budget: in
         left -= min(left, len(words))
         if not left:
             break
+    return taken
+
+
+def evidence_recall(passages: Iterable[str], evidence: Iterable[str], budget: int = BUDGET_WORDS) -> float:
+    """The share of evidence texts found in `passages` read in order until `budget` words are spent."""
+    taken = read_within(passages, budget)
     wanted = [_normal(text) for text in evidence]
     return sum(any(text in passage for passage in taken) for text in wanted) / len(wanted)
 
@@ -405,6 +412,20 @@ def in_process() -> Iterator[Api]:
             yield DjangoApi()
 
 
+@contextmanager
+def open_api(url: str | None, *, with_references: bool) -> Iterator[Api]:
+    """A running app at `url`, or one in this process (a bench database and a worker thread)."""
+    if url is None:
+        with in_process() as api:
+            yield api
+        return
+    if with_references:
+        from bench.common import setup_django
+
+        setup_django()  # the references use the app's chunker, readers and embedding model
+    yield HttpApi(url)
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m bench locomo", description=__doc__.split("\n\n")[0])
     parser.add_argument("--url", help="a running app's base URL; default: in process")
@@ -413,12 +434,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--limit", type=int, help="only the first N conversations of each half")
     parser.add_argument("--no-references", action="store_true")
     args = parser.parse_args(argv or [])
-    if args.url and not args.no_references:
-        from bench.common import setup_django
-
-        setup_django()  # the references use the app's chunker and embedding model
-    with contextlib.ExitStack() as stack:
-        api = HttpApi(args.url) if args.url else stack.enter_context(in_process())
+    with open_api(args.url, with_references=not args.no_references) as api:
         for note_format in FORMATS if args.format == "both" else (args.format,):
             data = conversations(note_format=note_format)
             for half, ids in HALVES.items() if args.half == "both" else [(args.half, HALVES[args.half])]:

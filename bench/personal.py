@@ -13,7 +13,6 @@ it is kept. BM25, dense and RRF references over the app's own passages are compu
 """
 
 import argparse
-import contextlib
 import json
 import secrets
 import time
@@ -23,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from bench.locomo import PASSWORD, Api, HttpApi, _ok, app_search, in_process, rankers_over_passages, wait_for_jobs
+from bench.locomo import PASSWORD, Api, _ok, app_search, open_api, rankers_over_passages, read_within, wait_for_jobs
 
 if TYPE_CHECKING:
     from ingestion.pipeline import Passage
@@ -73,14 +72,7 @@ def _normal(text: str) -> str:
 
 def answered(passages: Iterable[str], answer: str, budget: int = BUDGET_WORDS) -> bool:
     """Whether `answer` stands in `passages` read in rank order until `budget` words are spent."""
-    taken, left = [], budget
-    for passage in passages:
-        words = passage.split()
-        taken.append(_normal(" ".join(words[:left])))
-        left -= min(left, len(words))
-        if not left:
-            break
-    return any(_normal(answer) in passage for passage in taken)
+    return any(_normal(answer) in passage.lower() for passage in read_within(passages, budget))
 
 
 def app_passages(document: Document) -> "list[Passage]":
@@ -157,12 +149,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--url", help="a running app's base URL; default: in process")
     parser.add_argument("--no-references", action="store_true")
     args = parser.parse_args(argv or [])
-    if args.url and not args.no_references:
-        from bench.common import setup_django
-
-        setup_django()  # the references use the app's chunker, PDF reader and embedding model
-    with contextlib.ExitStack() as stack:
-        api = HttpApi(args.url) if args.url else stack.enter_context(in_process())
+    with open_api(args.url, with_references=not args.no_references) as api:
         evaluate(api, with_references=not args.no_references)
 
 

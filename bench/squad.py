@@ -15,7 +15,6 @@ SQuAD 2.0 (Rajpurkar, Jia and Liang, ACL 2018) is CC BY-SA 4.0 (tests/data/squad
 """
 
 import argparse
-import contextlib
 import json
 import secrets
 import time
@@ -23,7 +22,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from bench.locomo import PASSWORD, Api, HttpApi, _ok, app_search, in_process, rankers_over, wait_for_jobs
+from bench.locomo import PASSWORD, Api, _ok, app_search, open_api, rankers_over, read_within, wait_for_jobs
 
 DATA = Path(__file__).resolve().parent.parent / "tests" / "data" / "squad2" / "squad2_dev.json"
 BUDGET_WORDS = 300
@@ -78,13 +77,7 @@ def articles(path: Path = DATA) -> list[Article]:
 
 def found(passages: Iterable[str], question: Question, budget: int = BUDGET_WORDS) -> bool:
     """Whether one of the question's windows stands in `passages` read in order until `budget` words."""
-    taken, left = [], budget
-    for passage in passages:
-        words = passage.split()
-        taken.append(_normal(" ".join(words[:left])))
-        left -= min(left, len(words))
-        if not left:
-            break
+    taken = [passage.lower() for passage in read_within(passages, budget)]
     return any(window in passage for window in question.windows for passage in taken)
 
 
@@ -129,12 +122,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--url", help="a running app's base URL; default: in process")
     parser.add_argument("--no-references", action="store_true")
     args = parser.parse_args(argv or [])
-    if args.url and not args.no_references:
-        from bench.common import setup_django
-
-        setup_django()  # the references use the app's chunker and embedding model
-    with contextlib.ExitStack() as stack:
-        api = HttpApi(args.url) if args.url else stack.enter_context(in_process())
+    with open_api(args.url, with_references=not args.no_references) as api:
         evaluate(api, articles(), with_references=not args.no_references)
 
 
