@@ -29,6 +29,7 @@ from pathlib import Path
 from bench.common import percentile
 
 BASE_DIR = Path(__file__).resolve().parent.parent
+ROUNDS = 2
 
 
 @dataclass
@@ -148,9 +149,6 @@ def line(variant: Variant, baseline: Variant | None) -> str:
         ratio = seq_p50 / statistics.median(baseline.sequential)
         text += f" · p50 {ratio:.2f}× {baseline.name.split(':')[0]}"
     return text
-
-
-ROUNDS = 2
 
 
 def main(argv: list[str] | None = None) -> None:

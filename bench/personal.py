@@ -13,6 +13,7 @@ it is kept. BM25, dense and RRF references over the app's own passages are compu
 """
 
 import argparse
+import functools
 import json
 import secrets
 import time
@@ -135,6 +136,7 @@ def evaluate(api: Api, *, with_references: bool = True, log: Callable[[str], Non
         log("  missed in the tuning half:\n" + "\n".join(missed))
 
 
+@functools.cache
 def _file_kind(file: str) -> str:
     if file.endswith(".pdf"):
         return "pdf"

@@ -86,8 +86,8 @@ def evaluate(
 ) -> None:
     started = time.perf_counter()
     username = f"squad-{secrets.token_hex(3)}"
-    token = _ok(api.request("POST", "/api/auth/register", body={"username": username, "password": PASSWORD}), 201)
-    token = token["token"]
+    registered = api.request("POST", "/api/auth/register", body={"username": username, "password": PASSWORD})
+    token: str = _ok(registered, 201)["token"]
     jobs = [
         _ok(api.request("POST", "/api/notes", token=token, body={"title": a.title, "text": a.text}), 202)["job_id"]
         for a in data

@@ -11,7 +11,7 @@ from accounts.models import User
 from chat import selectors, services
 from chat.models import Message
 from ingestion.embeddings import get_embedder
-from secondbrain.errors import DATABASE_UNREACHABLE, AppError, database_unavailable
+from secondbrain.errors import DATABASE_UNREACHABLE, AppError, as_app_error
 
 logger = logging.getLogger(__name__)
 
@@ -82,7 +82,7 @@ class ChatConsumer(AsyncJsonWebsocketConsumer):
         except ValueError:
             await self._send_event({"type": "error", "code": "malformed_request", "message": "Bad conversation id."})
         except (AppError, *DATABASE_UNREACHABLE) as exc:
-            error = exc if isinstance(exc, AppError) else database_unavailable()
+            error = as_app_error(exc)
             await self._send_event({"type": "error", "code": error.code, "message": error.message})
         except Exception:
             logger.exception("answering failed")

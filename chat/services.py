@@ -24,7 +24,7 @@ from chat import grounding, llm, selectors, temporal
 from chat.models import Citation, Conversation, Message
 from chat.selectors import Hit, Retrieval
 from ingestion.models import anchor_label
-from secondbrain.errors import DATABASE_UNREACHABLE, AppError, database_unavailable
+from secondbrain.errors import DATABASE_UNREACHABLE, AppError, as_app_error
 
 ABSTAIN_TEXT = "I couldn't find anything about that in your notes."
 QUESTION_MAX_CHARS = 2000
@@ -180,7 +180,7 @@ async def answer_sse(*, user: User, question: str, conversation_id: int | None =
         async for event in answer_stream(user=user, question=question, conversation_id=conversation_id):
             yield f"event: {event['type']}\ndata: {json.dumps(event, cls=DjangoJSONEncoder)}\n\n"
     except (AppError, *DATABASE_UNREACHABLE) as exc:  # the status line is gone by now: the failure is an event
-        error = exc if isinstance(exc, AppError) else database_unavailable()
+        error = as_app_error(exc)
         payload = {"type": "error", "code": error.code, "message": error.message}
         yield f"event: error\ndata: {json.dumps(payload)}\n\n"
 

@@ -23,6 +23,11 @@ DATABASE_UNREACHABLE = (OperationalError, InterfaceError)
 RETRY_AFTER_SECONDS = 5
 
 
+def as_app_error(exc: Exception) -> AppError:
+    """What a stream tells its reader when `exc` (an AppError, or DATABASE_UNREACHABLE) ends it."""
+    return exc if isinstance(exc, AppError) else database_unavailable()
+
+
 def database_unavailable() -> AppError:
     return AppError(
         "database_unavailable",
