@@ -7,7 +7,10 @@ from django.shortcuts import render
 
 from accounts.http import AuthedRequest
 from chat import selectors
+from chat.forms import SearchForm
 from chat.models import Message
+
+SEARCH_RESULTS = 10
 
 
 @dataclass(frozen=True)
@@ -32,6 +35,18 @@ def chat(request: AuthedRequest, conversation_id: int | None = None) -> HttpResp
         "turns": turns_of(selectors.messages_of(conversation=conversation)) if conversation else [],
     }
     return render(request, "chat/chat.html", context)
+
+
+@login_required
+def search(request: AuthedRequest) -> HttpResponse:
+    """The owner's passages for `q`, best first, as `GET /api/search` finds them; no `q`, only the form."""
+    form = SearchForm(request.GET or None)
+    retrieval = None
+    if form.is_valid() and form.cleaned_data["q"]:
+        retrieval = selectors.retrieve(
+            owner=request.user, query=form.cleaned_data["q"], k=SEARCH_RESULTS, kind=form.cleaned_data["kind"] or None
+        )
+    return render(request, "chat/search.html", {"form": form, "retrieval": retrieval})
 
 
 def turns_of(messages: Iterable[Message]) -> list[Turn]:

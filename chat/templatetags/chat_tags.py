@@ -1,4 +1,5 @@
-"""Answers as HTML: the model's Markdown rendered and sanitized, its `[n]` markers linked to their passages.
+"""Answers as HTML: the model's Markdown rendered and sanitized, its `[n]` markers linked to their passages;
+search results with the query's words marked.
 
 Model output is hostile text (a note it read may hold anything), so the HTML is built by a Markdown
 parser with raw HTML off and then cleaned by an allow-list sanitizer: a `<script>`, an `onerror`
@@ -18,6 +19,8 @@ from django.utils.safestring import SafeString, mark_safe
 from markdown_it import MarkdownIt
 from markdown_it.token import Token
 
+from chat.grounding import content_words
+
 register = template.Library()
 
 _MARKER = re.compile(r"(\s?)\[(\d{1,3})\]")
@@ -27,6 +30,7 @@ _TAGS = {
 }
 _ATTRIBUTES = {"a": {"href", "class", "title"}, "ol": {"start"}}
 _URL_SCHEMES = {"http", "https", "mailto"}
+_WORD = re.compile(r"\w+")  # a word as `content_words` reads one, so a query word finds itself
 
 
 @register.filter
@@ -49,6 +53,26 @@ def passage_url(item: Any) -> str:
         return ""
     url = reverse("source_detail", args=[source_id])
     return f"{url}#chunk-{chunk_id}" if chunk_id else url
+
+
+@register.filter
+def highlight(text: str, query: str = "") -> SafeString:
+    """`text` escaped, with each whole word of `query` in it marked (`<mark>`), whatever its case.
+
+    Common words ("the", "what") and single letters are not marked: in a question they carry no
+    topic, and marked they would light up every passage.
+    """
+    text = text or ""
+    words = {word for word in content_words(query or "") if len(word) > 1 or word.isdigit()}
+    parts: list[str] = []
+    position = 0
+    for match in _WORD.finditer(text):
+        if match.group().lower() in words:
+            parts.append(escape(text[position : match.start()]))
+            parts.append(format_html("<mark>{}</mark>", match.group()))
+            position = match.end()
+    parts.append(escape(text[position:]))
+    return mark_safe("".join(parts))  # noqa: S308 — every part escaped above
 
 
 @cache
