@@ -99,9 +99,10 @@ def without_page_furniture(pages: list[Segment]) -> list[Segment]:
     """The pages without their running heads, footers, page numbers and stamps.
 
     Furniture is a line among the first or last `FURNITURE_EDGE_LINES` of a page that recurs there,
-    its digits aside ("Page 2 of 5", "Frm 00012"), on at least half the pages (and on 3 or more): it
-    tells where a page is, not what the document says, and as a passage of its own it came back as
-    the closest match to questions it has nothing to do with.
+    its digits aside ("Page 2 of 5", "Frm 00012") and the numbers at either end of it set aside too
+    ("47902 Federal Register ..." on one page, "Federal Register ... 47903" on the next), on at least
+    half the pages (and on 3 or more): it tells where a page is, not what the document says, and as a
+    passage of its own it came back as the closest match to questions it has nothing to do with.
     """
     if len(pages) < FURNITURE_MIN_PAGES:
         return pages
@@ -134,7 +135,15 @@ def _edge_lines(text: str) -> list[str]:
 
 
 def _furniture_key(line: str) -> str:
-    return re.sub(r"\d+", "#", " ".join(line.lower().split()))
+    """The line in lower case with every number as "#", without the words that hold no letter at its
+    two ends: books, journals and the Federal Register print a running head's page number on the
+    outer side, before the head on even pages and after it on odd ones. A line of no letters at
+    all (a bare page number, "- 12 -") is kept whole."""
+    words = re.sub(r"\d+", "#", line.lower()).split()
+    lettered = [index for index, word in enumerate(words) if any(char.isalpha() for char in word)]
+    if lettered:
+        words = words[lettered[0] : lettered[-1] + 1]
+    return " ".join(words)
 
 
 @contextmanager

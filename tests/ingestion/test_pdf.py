@@ -24,6 +24,8 @@ DATA = Path(__file__).resolve().parent.parent / "data" / "pdf"
 LECTURE_NOTES = DATA / "academic_lecture_notes_GeoTopo_117p_de.pdf"
 ARXIV_PAGE = DATA / "academic_arxiv2305.03393_page9.pdf"
 TWO_COLUMNS = DATA / "multicolumn_latex_two_column_lorem.pdf"
+THREE_COLUMNS = DATA / "federal-register-three-columns.pdf"  # made by make_three_column.py
+STS_SENTENCE = "The STS provides automatic trim of the horizontal stabilizer during manual flight."
 FBI_TABLE = DATA / "table_nics_background_checks_2015-11.pdf"
 SCANNED = DATA / "scanned_image_only_ocr_test.pdf"
 SCANNED_TRUTH = DATA / "scanned_image_only_ocr_test.groundtruth_ocr.md"
@@ -117,6 +119,60 @@ def test_two_columns_are_read_column_by_column() -> None:
     assert "Duis eget orci sit amet orci dignissim rutrum." in first
     assert "Nam dui ligula, fringilla a, euismod sodales, sollicitudin vel, wisi." in first
     assert "Austria 8.9 83,879 Vienna German" in page_text(extracted, 3)
+
+
+def test_three_columns_are_read_column_by_column() -> None:
+    extracted, _ = run(THREE_COLUMNS)
+    second = one_line(page_text(extracted, 2))
+
+    assert [segment.anchor for segment in extracted.segments] == [{"page": n} for n in range(1, 5)]
+    # Sentences that run from the foot of one column to the head of the next (make_three_column.py
+    # prints them all): reading across the columns, as pypdf's layout mode does, would cut them.
+    assert (
+        "The system was added to the type design so that the handling of the airplane would stay the same "
+        "across its wide range of center of gravity positions." in second
+    )  # column 1 into column 2
+    assert (
+        "The four events happened on airplanes that had between 2,100 and 3,400 flight hours since their "
+        "sensors were installed, and the data Corvane gave the FAA do not show a wear rate that would justify "
+        "waiting for a heavy check that may be as much as 4,000 flight hours away." in second
+    )  # column 2 into column 3
+    assert (
+        "Corvane reproduced the behavior on its test rig by fitting a sensor with an artificially worn track, "
+        "and found that the rig followed the flight data closely." in one_line(page_text(extracted, 1))
+    )
+    # One passage from the middle of each column of page 2, in reading order.
+    middles = [
+        second.find("Each sensor is a rotary potentiometer driven through a small gear from the ball screw"),
+        second.find("The wiper of an affected sensor wears a shallow groove in the track"),
+        second.find("Lakeshore Connection asked that the trim log be removed from the AD."),
+    ]
+    assert -1 < middles[0] < middles[1] < middles[2]
+
+
+def test_the_federal_registers_running_heads_and_docket_stamps_are_not_text_of_the_page() -> None:
+    extracted, _ = run(THREE_COLUMNS)
+    text = "\n".join(segment.text for segment in extracted.segments)
+
+    # The head's page number stands before it on even pages and after it on odd ones.
+    assert "Federal Register / Vol. 85, No. 152" not in text
+    assert not re.search(r"\b4790[1-4]\b", text)
+    assert "VerDate" not in text and "Frm 000" not in text and "06AUR1" not in text
+    # The body stays, up to the first and last lines of each page.
+    assert one_line(page_text(extracted, 1)).startswith("DEPARTMENT OF TRANSPORTATION Federal Aviation")
+    assert one_line(page_text(extracted, 2)).startswith("become more than one pilot can hold for long.")
+    assert one_line(page_text(extracted, 3)).startswith("Request To Allow Dispatch With the STS Switched Off")
+    assert page_text(extracted, 4).endswith("BILLING CODE 4910-13-P")
+    assert "The NPRM published in the Federal Register on March 12, 2020" in one_line(page_text(extracted, 1))
+
+
+def test_a_sentence_in_a_paragraph_that_crosses_columns_is_found_whole_on_its_page() -> None:
+    extracted, _ = run(THREE_COLUMNS)
+    fourth = one_line(page_text(extracted, 4))
+
+    assert [n for n in range(1, 5) if STS_SENTENCE in one_line(page_text(extracted, n))] == [2]
+    # Page 4 has the sentence's words, but never together: what a search for the phrase must tell apart.
+    assert all(re.search(rf"\b{word}\b", fourth) for word in ("STS", "provides", "automatic", "trim"))
 
 
 def test_the_fbi_table_keeps_states_with_their_numbers() -> None:
@@ -376,3 +432,13 @@ def test_a_line_is_furniture_only_where_most_pages_repeat_it_at_their_edge() -> 
     assert "Club news, issue 7 is out." in cleaned[2].text  # the same words inside a page are text
     # Two pages cannot tell furniture from a heading that happens to repeat.
     assert without_page_furniture(pages[:2]) == pages[:2]
+
+
+def test_a_running_head_is_furniture_on_whichever_side_its_page_number_stands() -> None:
+    heads = ["12 Journal of Small Things", "Journal of Small Things 13", "14 Journal of Small Things", "Vol. 3"]
+    bodies = ["Snails move slowly.\nMostly at night.", "Ants carry leaves.\nIn long lines.", "Moss grows.", "Fin."]
+    pages = [Segment(f"{heads[index]}\n{bodies[index]}", {"page": index + 1}) for index in range(4)]
+
+    cleaned = without_page_furniture(pages)
+
+    assert [page.text for page in cleaned] == [*bodies[:3], "Vol. 3\nFin."]
