@@ -3,8 +3,9 @@
 A chunk never crosses a heading and never splits a fenced code block; paragraphs are packed
 together up to a word budget, a paragraph of a note longer than `PARAGRAPH_MAX_WORDS` is cut
 between its lines as typed (a PDF page's, between sentences: its lines are where the page wrapped),
-a line longer than the budget between sentences, and an over-long sentence (a huge line with no
-punctuation) between words. Where a
+each line then kept whole like a paragraph (a note typed line by line reads as one typed with blank
+lines), a line longer than `PARAGRAPH_MAX_WORDS` between sentences, and an over-long sentence (a
+huge line with no punctuation) between words. Where a
 paragraph had to be split, consecutive chunks share the seam sentence so a fact there is found from
 either side; whole paragraphs are natural boundaries and are not repeated.
 
@@ -109,13 +110,14 @@ def _chunk(
     blocks: Iterator["_Block"], max_words: int, overlap_words: int, paragraph_words: int, *, lines: bool
 ) -> list[Piece]:
     packer = _Packer(max_words=max_words, overlap_words=overlap_words)
+    whole = max(max_words, paragraph_words)  # a paragraph (or a typed line) up to this size is kept whole
     for block in blocks:
-        if block.is_code or _count(block.text) <= max(max_words, paragraph_words):
+        if block.is_code or _count(block.text) <= whole:
             packer.add(block.text, block.heading)
             continue
         separator = "\n\n"
         for line in _line_units(block.text) if lines else [block.text]:
-            if _count(line) <= max_words and lines:
+            if lines and _count(line) <= whole:
                 packer.add(line, block.heading, separator=separator)
             else:
                 for index, unit in enumerate(_split_long(line, max_words)):

@@ -66,13 +66,18 @@ def test_a_note_typed_line_by_line_is_cut_between_its_lines_as_if_they_were_para
     turns = [
         f"{'Ana' if i % 2 else 'Ben'}: turn {i} about the plan for the allotment and the shed roof." for i in range(40)
     ]
+    # Now and then someone says a lot at once: a line of 100 words is one thought, kept whole.
+    turns[17] = "Ana: " + " ".join(
+        f"Then the shed roof leaked again on day {day}, so we moved the seed trays." for day in range(8)
+    )
     typed = chunk_markdown("\n".join(turns))
     spaced = chunk_markdown("\n\n".join(turns))
     assert len(typed) > 5
     # Every passage is whole lines, no line is cut or repeated, and the blank-line version matches.
     assert [p.text.split("\n") for p in typed] == [p.text.split("\n\n") for p in spaced]
     assert [line for p in typed for line in p.text.split("\n")] == turns
-    assert all(len(p.text.split()) <= 60 for p in typed)
+    assert turns[17] in [p.text for p in typed]
+    assert all(len(p.text.split()) <= 60 for p in typed if p.text != turns[17])
 
 
 def test_prose_wrapped_at_the_line_end_stays_whole_sentences() -> None:
@@ -97,13 +102,30 @@ def test_a_pdf_page_is_not_cut_at_its_printed_line_ends() -> None:
     assert any(not piece.text.endswith("stop") for piece in pieces)  # cut by words, not at the page's lines
 
 
+_TYPED = "\n".join(f"Line {i}: call the plumber about the boiler and the sink." for i in range(30))
+_LONG_LINE = "Line 30: " + " ".join(f"then the boiler stopped again on day {day}." for day in range(10))
+
+
 @pytest.mark.django_db
-def test_the_migration_queues_again_only_the_notes_typed_line_by_line(user: User) -> None:
+@pytest.mark.parametrize(
+    ("migration_name", "changed"),
+    [
+        ("0007_rechunk_notes_typed_line_by_line", ["typed", "typed with a long line"]),
+        ("0009_rechunk_notes_long_typed_lines", ["typed with a long line"]),
+    ],
+)
+def test_a_rechunking_migration_queues_again_only_the_notes_it_changes(
+    user: User, migration_name: str, changed: list[str]
+) -> None:
     from django.apps import apps
 
-    migration = importlib.import_module("ingestion.migrations.0007_rechunk_notes_typed_line_by_line")
-    typed = "\n".join(f"Line {i}: call the plumber about the boiler and the sink." for i in range(30))
-    spaced = typed.replace("\n", "\n\n")
+    migration = importlib.import_module(f"ingestion.migrations.{migration_name}")
+    texts = {
+        "typed": _TYPED,
+        "typed with a long line": _TYPED + "\n" + _LONG_LINE,
+        "spaced": (_TYPED + "\n" + _LONG_LINE).replace("\n", "\n\n"),
+        "short": "milk\neggs\nbread",
+    }
     sources = {
         name: Source.objects.create(
             owner=user,
@@ -115,10 +137,10 @@ def test_the_migration_queues_again_only_the_notes_typed_line_by_line(user: User
             sha256=name,
             status="ready",
         )  # fmt: skip
-        for name, text in [("typed", typed), ("spaced", spaced), ("short", "milk\neggs\nbread")]
+        for name, text in texts.items()
     }
     migration.queue_rechunking(apps, None)
-    queued = Job.objects.filter(status="queued")
-    assert [job.source_id for job in queued] == [sources["typed"].pk]
+    queued = Job.objects.filter(status="queued").order_by("source_id")
+    assert [job.source_id for job in queued] == [sources[name].pk for name in changed]
     # Dated back, so the sweeper sends it to a worker (no broker is needed while migrating).
-    assert queued[0].updated_at < timezone.now() - timedelta(minutes=30)
+    assert all(job.updated_at < timezone.now() - timedelta(minutes=30) for job in queued)
