@@ -18,16 +18,19 @@ from ingestion.embeddings import embed_texts
 from ingestion.models import SEARCH_CONFIG
 from secondbrain.errors import AppError
 
-# Ranking parameters, chosen on LoCoMo (bench/locomo.py, figures in bench/RESULTS.md): BM25's k1 and b,
+# Ranking parameters (docs/ranking.md tells the whole path), each kept only when the confirming halves
+# of the three yardsticks held (bench/, figures in bench/RESULTS.md): BM25's k1 and b,
 # reciprocal rank fusion's k and the weights of the vector and full-text ranks, the share of a
 # passage's score its next (`after`) and previous (`before`) neighbours receive, the factor for a
 # passage dated in the grace periods around the range the question names (`later`), how much a
 # passage spoken entirely by a person the question names gains (`voice`: score × (1 + voice × share)),
-# and below which share of the best BM25 score a passage's full-text rank counts only in proportion
-# (`fts_floor`: RRF alone gives the best of a handful of weak matches as much as the best of strong ones).
+# below which share of the best BM25 score a passage's full-text rank counts only in proportion
+# (`fts_floor`: RRF alone gives the best of a handful of weak matches as much as the best of strong ones),
+# the BM25 weight of a pair of the question's words standing together in a passage (`phrase`), and the
+# lift of a passage holding all of the question's pairs (`phrase_lift`: score × (1 + lift × share)).
 RANKING = {
     "k1": 1.2, "b": 0.75, "rrf_k": 10, "w_vec": 1.0, "w_fts": 1.0,
-    "after": 0.5, "before": 0.25, "later": 0.5, "voice": 2.0, "fts_floor": 0.35,
+    "after": 0.5, "before": 0.25, "later": 0.5, "voice": 2.0, "fts_floor": 0.35, "phrase": 1.0, "phrase_lift": 0.5,
 }  # fmt: skip
 # Each ranker contributes this many candidates per requested result.
 CANDIDATES_PER_RESULT = 4
@@ -116,15 +119,48 @@ shortlist AS (
 ),
 counts AS MATERIALIZED (
     -- Read once per shortlisted passage; unmaterialized, the planner re-read them for every term.
-    SELECT s.id, s.len, p.lexeme, cardinality(p.positions) AS tf
+    SELECT s.id, s.len, p.lexeme, cardinality(p.positions) AS tf, p.positions
     FROM shortlist s JOIN ingestion_chunk c ON c.id = s.id, unnest(c.search) p
     WHERE p.lexeme = ANY (ARRAY(SELECT lexeme FROM terms))
 ),
+pairs AS (
+    -- Words that stand together in the question ("automatic trim", "Hillside Motors"): each term and
+    -- the next, with the distance between them (a stop word between them counts, as in a phrase).
+    SELECT DISTINCT lexeme AS first, next AS second, gap FROM (
+        SELECT q.lexeme, lead(q.lexeme) OVER w AS next, lead(q.pos) OVER w - q.pos AS gap
+        FROM (SELECT lexeme, unnest(positions) AS pos FROM unnest(to_tsvector('{SEARCH_CONFIG}', %(text)s))) q
+        WINDOW w AS (ORDER BY q.pos)
+    ) words
+    WHERE next IS NOT NULL AND next <> lexeme AND lexeme IN (SELECT lexeme FROM terms)
+      AND next IN (SELECT lexeme FROM terms)
+),
+pair_idf AS (
+    SELECT pr.*, (ia.idf + ib.idf) / 2 AS idf
+    FROM pairs pr JOIN idf ia ON ia.lexeme = pr.first JOIN idf ib ON ib.lexeme = pr.second
+),
+phrases AS (
+    -- A passage where such a pair stands together too scores the pair as one more term, as rare as
+    -- its two words on average: a remembered phrase lifts the passage that holds it above the ones
+    -- that merely share its words.
+    SELECT a.id, a.len, pr.idf, (
+        SELECT count(*) FROM unnest(a.positions) pa WHERE pa + pr.gap = ANY (b.positions)
+    ) AS tf
+    FROM pair_idf pr
+    JOIN counts a ON a.lexeme = pr.first
+    JOIN counts b ON b.id = a.id AND b.lexeme = pr.second
+),
+phrase_cover AS (
+    -- The share of the question's pairs (by rarity) that stand together in the passage.
+    SELECT id, sum(idf) / (SELECT sum(idf) FROM pair_idf) AS cover FROM phrases WHERE tf > 0 GROUP BY id
+),
 bm25 AS (
-    SELECT id, sum(
-        idf.idf * tf * (total.k1 + 1) / (tf + total.k1 * (1 - total.b + total.b * len / total.avglen))
-    ) AS rank
-    FROM counts JOIN idf USING (lexeme), total
+    SELECT id, sum(weight * idf * tf * (total.k1 + 1) / (tf + total.k1 * (1 - total.b + total.b * len / total.avglen)))
+        AS rank
+    FROM (
+        SELECT id, len, idf.idf, tf, 1.0::float8 AS weight FROM counts JOIN idf USING (lexeme)
+        UNION ALL
+        SELECT id, len, idf, tf, %(phrase)s::float8 FROM phrases WHERE tf > 0
+    ) scored, total
     GROUP BY id
 ),
 fts AS (
@@ -133,13 +169,15 @@ fts AS (
 ),
 fused AS (
     SELECT coalesce(vec.id, fts.id) AS id,
-           coalesce(%(w_vec)s / (%(rrf_k)s + vec.rnk), 0)
-           + coalesce(
-               %(w_fts)s * least(1, fts.rank / greatest(%(fts_floor)s * fts.top, 1e-9)) / (%(rrf_k)s + fts.rnk), 0
-           )
-               AS score,
+           (
+               coalesce(%(w_vec)s / (%(rrf_k)s + vec.rnk), 0)
+               + coalesce(
+                   %(w_fts)s * least(1, fts.rank / greatest(%(fts_floor)s * fts.top, 1e-9)) / (%(rrf_k)s + fts.rnk), 0
+               )
+           ) * (1 + %(phrase_lift)s * coalesce(pc.cover, 0)) AS score,
            coalesce(fts.rank, 0) AS text_rank
     FROM vec FULL OUTER JOIN fts ON vec.id = fts.id
+    LEFT JOIN phrase_cover pc ON pc.id = coalesce(vec.id, fts.id)
 ),
 spread AS (
     -- A passage also earns a share of its neighbours' scores: in notes and transcripts the answer

@@ -240,3 +240,28 @@ def test_full_text_matches_are_read_from_the_owners_postings_in_the_owner_term_i
     assert "chunk_owner_terms_gin" in plan, plan  # the query's expression must be the index's, spelt the same
 
     assert source_ids(api.get("/search", q="aardvark census")) == [mine]
+
+
+def test_a_remembered_phrase_finds_the_passage_that_holds_it_above_ones_sharing_its_words(
+    berliner: User, api: ApiClient
+) -> None:
+    day = local(today() - timedelta(days=10))
+    # Passages that use the words of the phrase, more often and apart, as a manual's other pages do.
+    for text in [
+        "Trim log. The operator provides a trim log for each flight; automatic entries come from the STS computer, "
+        "and manual trim entries are typed by the crew. The STS log provides the time of every trim input.",
+        "Autopilot. An automatic disconnect provides a warning when trim is needed; the STS then stops and the "
+        "crew trims by hand. The warning provides no automatic reset of the STS.",
+        "Inspection. Check the STS actuator for wear. The supplier provides new trim jackscrews; automatic "
+        "lubrication is not fitted, so grease the trim screw by hand every 400 hours.",
+    ]:
+        add_note(berliner, text, day)
+    holder = add_note(
+        berliner,
+        "System description. The stabilizer has two motors. The STS provides automatic trim of the horizontal "
+        "stabilizer during manual flight, and the pilots can override it with the yoke switches.",
+        day,
+    )
+
+    assert source_ids(api.get("/search", q="the STS provides automatic trim"))[0] == holder
+

@@ -173,3 +173,16 @@ def test_hostile_note_text_is_shown_escaped(api: ApiClient, celery_worker: None,
     client.force_login(user)
     page = client.get(f"/sources/{job['source_id']}/").content.decode()
     assert "<script>alert" not in page and "&lt;script&gt;alert" in page
+
+
+def test_a_phrase_remembered_from_a_three_column_register_finds_its_page(api: ApiClient, celery_worker: None) -> None:
+    name = "federal-register-three-columns.pdf"
+    job = processed(api, name, (PDFS / name).read_bytes())
+    assert job["status"] == "done", job
+
+    results = api.get("/search", q="the STS provides automatic trim", k=5).json()["results"]
+
+    # Word for word from page 2; page 4 uses the same words apart, and no page's head or stamp is a passage.
+    assert results[0]["anchor"] == {"page": 2}
+    assert "The STS provides automatic trim of the horizontal stabilizer" in " ".join(results[0]["text"].split())
+    assert not any("VerDate" in hit["text"] or "Federal Register / Vol." in hit["text"] for hit in results)
