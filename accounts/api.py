@@ -5,13 +5,15 @@ from ninja import Router, Schema, Status
 from ninja.security import HttpBearer
 
 from accounts import services
+from secondbrain import timing
 
 router = Router(tags=["auth"])
 
 
 class BearerToken(HttpBearer):
     def authenticate(self, request: HttpRequest, token: str) -> Any:
-        user = services.token_user(raw=token)
+        with timing.span("auth"):
+            user = services.token_user(raw=token)
         if user is not None:
             request.user = user
         return user

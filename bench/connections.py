@@ -83,6 +83,11 @@ def web(variant: Variant, database_url: str) -> Iterator[str]:
             server.wait(timeout=20)
 
 
+def database_url(db: dict[str, object]) -> str:
+    """The URL of the database Django is connected to (`connection.settings_dict`), for a daphne of its own."""
+    return f"postgresql://{db['USER']}@/{db['NAME']}?host={db['HOST']}"
+
+
 class Peak:
     """The most connections named `bench-web` seen while the block runs (sampled every 50 ms)."""
 
@@ -178,17 +183,17 @@ def main(argv: list[str] | None = None) -> None:
         stack.enter_context(start_worker(app, pool="solo", perform_ping_check=False, queues=["ingest"],
                                          loglevel="WARNING"))  # fmt: skip
         db = connection.settings_dict
-        database_url = f"postgresql://{db['USER']}@/{db['NAME']}?host={db['HOST']}"
+        url_of_db = database_url(db)
         conninfo = {"dbname": "postgres", "host": db["HOST"], "user": db["USER"]}
         conversation = conversations()[0]
         questions = [question.text for question in conversation.questions][: args.questions]
-        with web(variants[0], database_url) as url:
+        with web(variants[0], url_of_db) as url:
             token = ingest(HttpApi(url), conversation)
         print(f"{len(conversation.sessions)} notes of LoCoMo {conversation.sample_id}; "
               f"{len(questions)} questions one after another, then {args.burst} at once; {ROUNDS} rounds")  # fmt: skip
         for _ in range(ROUNDS):
             for variant in variants:
-                with web(variant, database_url) as url:
+                with web(variant, url_of_db) as url:
                     search(url, token, questions[0])  # the embedding model loads
                     measure(variant, url, token, questions, burst=args.burst, peak=Peak(str(db["NAME"]), conninfo))
     baseline = variants[-1] if args.before else variants[1]

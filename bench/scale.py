@@ -25,6 +25,7 @@ import argparse
 import functools
 import json
 import os
+import subprocess
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -32,6 +33,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 import numpy as np
@@ -67,6 +69,7 @@ def main(argv: list[str]) -> None:
     parser.add_argument("--keep", action="store_true", help="keep (and reuse) bench_scale_<chunks>")
     parser.add_argument("--maintenance-work-mem", default="4GB")
     parser.add_argument("--storage-experiment", action="store_true", help="also time a copy with inline embeddings")
+    parser.add_argument("--before", metavar="REV", help="also time the hybrid search of chat/selectors.py at REV")
     args = parser.parse_args(argv)
     setup_django()
     if args.builds:
@@ -84,7 +87,7 @@ def main(argv: list[str]) -> None:
             log(f"== HNSW m={m} ef_construction={ef_construction}: {args.queries} queries, one owner each")
             with sampling() as memory:
                 vector_search(queries)
-                hybrid_search(queries)
+                hybrid_search(queries, before=args.before)
             log(f"postgres memory during the queries: {memory.describe()}")
         real_embedding_search(queries[:30])
         if args.storage_experiment:
@@ -539,6 +542,9 @@ class Run:
     def latency(self) -> str:
         return f"p50 {percentile(self.seconds, 0.5) * 1000:.1f} ms, p95 {percentile(self.seconds, 0.95) * 1000:.1f} ms"
 
+    def p95(self) -> float:
+        return percentile(self.seconds, 0.95)
+
     def recall(self, exact: "Run") -> float:
         pairs = zip(self.ids, exact.ids, strict=True)
         return float(np.mean([len(set(mine) & set(truth)) / max(len(truth), 1) for mine, truth in pairs]))
@@ -637,8 +643,18 @@ def vector_search(queries: list[Query]) -> dict[str, Run]:
     return runs
 
 
-def hybrid_search(queries: list[Query]) -> None:
-    """`chat.selectors.search` with synthetic vectors: the app's settings vs exact vector search (baseline)."""
+def selectors_at(revision: str) -> ModuleType:
+    """`chat/selectors.py` as it was at `revision`, loaded beside today's (its imports are today's modules)."""
+    source = subprocess.run(["git", "show", f"{revision}:chat/selectors.py"], cwd=Path(__file__).resolve().parent.parent,
+                            capture_output=True, text=True, check=True).stdout  # fmt: skip
+    module = ModuleType(f"selectors_at_{revision}")
+    exec(compile(source, f"{revision}:chat/selectors.py", "exec"), module.__dict__)  # noqa: S102 — our own history
+    return module
+
+
+def hybrid_search(queries: list[Query], *, before: str | None = None) -> None:
+    """`chat.selectors.search` with synthetic vectors: the app's settings vs exact vector search (baseline),
+    and with `before` vs the search of that commit, in the same run."""
     from django.db import connection
 
     from chat.selectors import search
@@ -650,25 +666,33 @@ def hybrid_search(queries: list[Query]) -> None:
         # LIMIT 0 runs none of the CTEs: EXPLAIN ANALYZE below then meets the buffers as the timed run did.
         return execute(f"SELECT * FROM ({sql}) captured LIMIT 0", params, many, context)
 
-    def call(query: Query, question: bool = False) -> list[int]:
+    def call(query: Query, question: bool = False, search: Callable[..., Any] = search) -> list[int]:
         words = query.question if question else query.words
         return [hit.chunk_id for hit in search(owner_id=query.owner_id, query=words, k=K, vector=query.vector)]
 
+    searches = {"": search}
+    if before:
+        searches[f", the search of {before}"] = selectors_at(before).search
     modes = {
-        "app settings": ({}, False),
-        "app settings, jit off": ({"jit": "off"}, False),
-        "exact vector branch (enable_indexscan off)": ({"enable_indexscan": "off"}, False),
-        "app settings, 6–8-word questions": ({}, True),
+        **{f"app settings{name}": ({}, False, function) for name, function in searches.items()},
+        "app settings, jit off": ({"jit": "off"}, False, search),
+        "exact vector branch (enable_indexscan off)": ({"enable_indexscan": "off"}, False, search),
+        "app settings, 6–8-word questions": ({}, True, search),
+        **{
+            f"app settings, 6–8-word questions{name}": ({}, True, function)
+            for name, function in searches.items()
+            if name
+        },
     }
     warm = _run(queries, {}, call, warm=True)
     log(f"hybrid search, app settings, each query repeated at once (its pages in shared_buffers): {warm.latency()}")
     runs: dict[str, Run] = {}
-    for label, (settings, question) in modes.items():
-        runs[label] = run = _run(queries, settings, functools.partial(call, question=question))
+    for label, (settings, question, function) in modes.items():
+        runs[label] = run = _run(queries, settings, functools.partial(call, question=question, search=function))
         scans: dict[str, list[float]] = {}
         for query in queries[50:]:
             with connection.execute_wrapper(capture):
-                call(query, question)
+                call(query, question, function)
             for name, ms in _plan_of(*captured[0], settings)[1].items():
                 scans.setdefault(name, []).append(ms)
         split = ", ".join(
@@ -677,7 +701,14 @@ def hybrid_search(queries: list[Query]) -> None:
         log(f"hybrid search (chat.selectors.search, k={K}), {label}: {run.latency()} (target p95 < 50 ms)")
         log(f"  EXPLAIN (ANALYZE, BUFFERS) of each query, ms unless pages: {split}")
     exact = runs["exact vector branch (enable_indexscan off)"]
-    for label in list(modes)[:2]:  # the questions' words differ: no exact twin to compare with
+    for name in list(searches)[1:]:
+        for words in ("", ", 6–8-word questions"):
+            now, then = runs[f"app settings{words}"], runs[f"app settings{words}{name}"]
+            log(f"hybrid, app settings{words}: p95 ×{now.p95() / then.p95():.2f} of{name.removeprefix(',')}")
+    for label in [
+        "app settings",
+        "app settings, jit off",
+    ]:  # the questions' words differ: no exact twin to compare with
         log(f"hybrid, {label}: top-{K} agreement with the exact-vector hybrid {runs[label].recall(exact):.3f}")
 
 

@@ -16,6 +16,7 @@ from chat.models import Conversation, Message
 from chat.temporal import DateRange, Mode
 from ingestion.embeddings import embed_texts
 from ingestion.models import SEARCH_CONFIG
+from secondbrain import timing
 from secondbrain.errors import AppError
 
 # Ranking parameters (docs/ranking.md tells the whole path), each kept only when the confirming halves
@@ -312,13 +313,15 @@ def search(
     # The vector ranker searches the question without the names of people who speak in the owner's
     # passages: a name pulls in every line that addresses its bearer, while `voice` already favours
     # what they said. `similarity` stays the whole question's.
-    topic = _without(query, _speakers(owner_id=owner_id, names=names))
-    if vector is not None:
-        topic_vector = vector
-    elif topic == query:
-        vector = topic_vector = list(embed_texts([query])[0])
-    else:
-        vector, topic_vector = (list(values) for values in embed_texts([query, topic]))
+    with timing.span("names"):
+        topic = _without(query, _speakers(owner_id=owner_id, names=names))
+    with timing.span("embed"):
+        if vector is not None:
+            topic_vector = vector
+        elif topic == query:
+            vector = topic_vector = list(embed_texts([query])[0])
+        else:
+            vector, topic_vector = (list(values) for values in embed_texts([query, topic]))
     filters, params = _filters(owner_id=owner_id, date_range=date_range, kind=kind)
     candidates = max(k * CANDIDATES_PER_RESULT, 20)
     params |= {
@@ -385,7 +388,8 @@ def retrieve(
     if ignore_dates:
         meaning = temporal.Interpretation(mode="semantic", date_range=None, topic=query.strip())
     else:
-        meaning = temporal.interpret(query, now=now or timezone.now(), zone=zone)
+        with timing.span("time"):
+            meaning = temporal.interpret(query, now=now or timezone.now(), zone=zone)
     date_range = meaning.date_range
     if since is not None or until is not None:
         clock = date_range.clock if date_range is not None else temporal.clock_of(query)
@@ -429,7 +433,7 @@ def _in_zone(value: datetime | None, zone: ZoneInfo) -> datetime | None:
 
 
 def _hits(sql: str, params: dict[str, Any]) -> list[Hit]:
-    with connection.cursor() as cursor:
+    with timing.span("sql"), connection.cursor() as cursor:
         cursor.execute(sql, params)
         rows = cursor.fetchall()
     return [

@@ -265,3 +265,13 @@ def test_a_remembered_phrase_finds_the_passage_that_holds_it_above_ones_sharing_
 
     assert source_ids(api.get("/search", q="the STS provides automatic trim"))[0] == holder
 
+
+def test_a_search_tells_where_its_time_went_in_server_timing(berliner: User, api: ApiClient) -> None:
+    add_note(berliner, "Anna: the boiler was serviced on Friday.", local(today() - timedelta(days=3)))
+
+    response = api.get("/search", q="When did Anna have the boiler serviced?")
+
+    spans = dict(part.strip().split(";dur=") for part in response.headers["Server-Timing"].split(","))
+    assert {"auth", "time", "names", "embed", "sql", "app"} <= spans.keys()
+    parts = sum(float(spans[name]) for name in ("auth", "time", "names", "embed", "sql"))
+    assert 0 < parts <= float(spans["app"])
