@@ -17,10 +17,11 @@ def setup_django() -> None:
 
 @contextmanager
 def bench_database() -> Iterator[None]:
-    """A fresh database `bench_<name>` for the run, dropped afterwards (like pytest-django's)."""
+    """A fresh database `bench_<name>_<pid>` for the run, dropped afterwards (like pytest-django's): two
+    benchmarks may run at once."""
     from django.db import connection
 
-    connection.settings_dict["TEST"]["NAME"] = "bench_" + str(connection.settings_dict["NAME"])
+    connection.settings_dict["TEST"]["NAME"] = f"bench_{connection.settings_dict['NAME']}_{os.getpid()}"
     original = connection.settings_dict["NAME"]
     connection.creation.create_test_db(verbosity=0, autoclobber=True, keepdb=False)
     try:
