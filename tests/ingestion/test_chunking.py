@@ -66,9 +66,9 @@ def test_a_note_typed_line_by_line_is_cut_between_its_lines_as_if_they_were_para
     turns = [
         f"{'Ana' if i % 2 else 'Ben'}: turn {i} about the plan for the allotment and the shed roof." for i in range(40)
     ]
-    # Now and then someone says a lot at once: a line of 100 words is one thought, kept whole.
+    # Now and then someone says a lot at once: a line of 90 words is one thought, kept whole.
     turns[17] = "Ana: " + " ".join(
-        f"Then the shed roof leaked again on day {day}, so we moved the seed trays." for day in range(8)
+        f"Then the shed roof leaked again on day {day}, so we moved the seed trays." for day in range(6)
     )
     typed = chunk_markdown("\n".join(turns))
     spaced = chunk_markdown("\n\n".join(turns))
@@ -112,6 +112,7 @@ _LONG_LINE = "Line 30: " + " ".join(f"then the boiler stopped again on day {day}
     [
         ("0007_rechunk_notes_typed_line_by_line", ["typed", "typed with a long line"]),
         ("0009_rechunk_notes_long_typed_lines", ["typed with a long line"]),
+        ("0011_rechunk_paragraphs_over_100_words", ["a paragraph of 120 words"]),
     ],
 )
 def test_a_rechunking_migration_queues_again_only_the_notes_it_changes(
@@ -125,6 +126,7 @@ def test_a_rechunking_migration_queues_again_only_the_notes_it_changes(
         "typed with a long line": _TYPED + "\n" + _LONG_LINE,
         "spaced": (_TYPED + "\n" + _LONG_LINE).replace("\n", "\n\n"),
         "short": "milk\neggs\nbread",
+        "a paragraph of 120 words": " ".join(["The boiler man came at nine and left at ten again."] * 11),
     }
     sources = {
         name: Source.objects.create(
