@@ -8,6 +8,7 @@ runs a note keeps its old passages.
 """
 
 import re
+from collections.abc import Callable
 from datetime import timedelta
 
 from django.db import migrations
@@ -27,6 +28,11 @@ def _has_typed_paragraph(text: str) -> bool:
 
 
 def queue_rechunking(apps: StateApps, schema_editor: BaseDatabaseSchemaEditor) -> None:
+    queue_notes(apps, _has_typed_paragraph)
+
+
+def queue_notes(apps: StateApps, changes: Callable[[str], bool]) -> None:
+    """Queue once every ready note whose text `changes` (a later rechunking migration reuses this)."""
     Source = apps.get_model("ingestion", "Source")
     Job = apps.get_model("ingestion", "Job")
     long_ago = timezone.now() - timedelta(days=1)
@@ -34,7 +40,7 @@ def queue_rechunking(apps: StateApps, schema_editor: BaseDatabaseSchemaEditor) -
     jobs = [
         Job(owner_id=owner_id, source_id=pk)
         for pk, owner_id, text in notes.values_list("pk", "owner_id", "text").iterator()
-        if _has_typed_paragraph(text)
+        if changes(text)
     ]
     created = Job.objects.bulk_create(jobs, batch_size=1000)
     # `updated_at` is auto_now: backdate it afterwards so the sweeper sees the jobs as unsent.

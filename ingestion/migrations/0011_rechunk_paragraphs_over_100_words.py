@@ -5,15 +5,15 @@ Notes with a paragraph or line of 101–180 words are queued once to be chunked 
 the way 0007 did it. PDFs were all queued by 0010 just before, and their jobs run with this chunker.
 """
 
+import importlib
 import re
-from datetime import timedelta
 
 from django.db import migrations
 from django.db.backends.base.schema import BaseDatabaseSchemaEditor
 from django.db.migrations.state import StateApps
-from django.utils import timezone
 
-ACTIVE = ["queued", "running"]
+queue_notes = importlib.import_module("ingestion.migrations.0007_rechunk_notes_typed_line_by_line").queue_notes
+
 BEFORE, NOW = 180, 100  # ingestion.chunking.PARAGRAPH_MAX_WORDS before and after
 
 
@@ -23,18 +23,7 @@ def _changes(text: str) -> bool:
 
 
 def queue_rechunking(apps: StateApps, schema_editor: BaseDatabaseSchemaEditor) -> None:
-    Source = apps.get_model("ingestion", "Source")
-    Job = apps.get_model("ingestion", "Job")
-    long_ago = timezone.now() - timedelta(days=1)
-    notes = Source.objects.filter(kind="note", status="ready").exclude(jobs__status__in=ACTIVE)
-    jobs = [
-        Job(owner_id=owner_id, source_id=pk)
-        for pk, owner_id, text in notes.values_list("pk", "owner_id", "text").iterator()
-        if _changes(text)
-    ]
-    created = Job.objects.bulk_create(jobs, batch_size=1000)
-    # `updated_at` is auto_now: backdate it afterwards so the sweeper sees the jobs as unsent.
-    Job.objects.filter(pk__in=[job.pk for job in created]).update(updated_at=long_ago)
+    queue_notes(apps, _changes)
 
 
 class Migration(migrations.Migration):
