@@ -9,9 +9,8 @@ import re
 
 from playwright.sync_api import Locator, Page, expect
 
-from tests.factories import PASSWORD
 from tests.ui.test_drop import DATA
-from tests.ui.test_walkthrough import SCREENSHOTS
+from tests.ui.test_walkthrough import SCREENSHOTS, sign_up
 
 DIARY = [
     "Mon: called the plumber about the leaking tap",
@@ -62,11 +61,7 @@ def test_a_person_finds_a_note_a_pdf_page_and_a_recording_by_words_they_remember
     page = browser_page
     page.goto(f"{web_server}/search/")
     expect(page).to_have_url(f"{web_server}/accounts/login/?next=/search/")
-    page.get_by_role("link", name="Create an account").click()
-    page.get_by_label("Username").fill("seeker")
-    page.get_by_label("Password", exact=True).fill(PASSWORD)
-    page.get_by_label("Password (again)").fill(PASSWORD)
-    page.get_by_role("button", name="Sign up").click()
+    sign_up(page, "seeker")
 
     # The diary, typed a line at a time.
     page.get_by_label("Title").fill("Week diary")

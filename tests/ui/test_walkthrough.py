@@ -11,16 +11,21 @@ from tests.test_pipeline import GARDEN_NOTE
 SCREENSHOTS = Path(os.environ.get("SCREENSHOT_DIR", "var/screenshots"))
 
 
+def sign_up(page: Page, username: str) -> None:
+    """From the log-in page: "Create an account", filled in as a person does."""
+    page.get_by_role("link", name="Create an account").click()
+    page.get_by_label("Username").fill(username)
+    page.get_by_label("Password", exact=True).fill(PASSWORD)
+    page.get_by_label("Password (again)").fill(PASSWORD)
+    page.get_by_role("button", name="Sign up").click()
+
+
 def test_sign_up_add_a_note_and_get_a_cited_answer(web_server: str, browser_page: Page) -> None:
     page = browser_page
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
     page.goto(f"{web_server}/")
     expect(page).to_have_url(f"{web_server}/accounts/login/?next=/")
-    page.get_by_role("link", name="Create an account").click()
-    page.get_by_label("Username").fill("walker")
-    page.get_by_label("Password", exact=True).fill(PASSWORD)
-    page.get_by_label("Password (again)").fill(PASSWORD)
-    page.get_by_role("button", name="Sign up").click()
+    sign_up(page, "walker")
     expect(page.get_by_role("heading", name="Write a note")).to_be_visible()
 
     page.get_by_label("Text").fill(GARDEN_NOTE)
