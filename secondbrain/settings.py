@@ -159,9 +159,11 @@ DATABASES = {
         else None,
     )
 }
-# Requests inside Django at once per web process (secondbrain.limits.ConcurrencyLimit): no more
-# than the pool holds, so a request let in never waits for a connection.
-WEB_CONCURRENT_REQUESTS = env_int("WEB_CONCURRENT_REQUESTS", DB_POOL_MAX_SIZE or 10)
+# Requests inside Django at once per web process (secondbrain.limits.ConcurrencyLimit): one fewer
+# than the pool holds, so a request let in never waits for a connection and the websockets keep
+# one of their own (Channels runs every consumer's database work, and the session lookup of each
+# websocket that opens, on one shared thread: starved of a connection, sockets failed to open).
+WEB_CONCURRENT_REQUESTS = env_int("WEB_CONCURRENT_REQUESTS", max(DB_POOL_MAX_SIZE - 1, 1) if DB_POOL_MAX_SIZE else 10)
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 AUTH_USER_MODEL = "accounts.User"

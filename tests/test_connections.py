@@ -132,6 +132,9 @@ def loaded_app(
         "DATABASE_URL": app_database_url(),
         "MEDIA_ROOT": str(settings.MEDIA_ROOT),
         "DB_POOL_MAX_SIZE": str(POOL_SIZE),
+        # Nothing let in should wait for a connection at all; a short wait makes one that does fail
+        # here, as it fails on a slower machine after the default 10 s.
+        "DB_POOL_TIMEOUT": "2",
         "PGAPPNAME": WEB_APP_NAME,  # libpq's default application_name
     }
     server, url = web_process(env, tmp_path / "daphne.log")
