@@ -5,7 +5,7 @@ from chat.models import Citation, Conversation, Message
 
 class MessageInline(admin.TabularInline):
     model = Message
-    fields = readonly_fields = ("role", "content", "abstained", "status", "created_at")
+    fields = readonly_fields = ("role", "route", "content", "abstained", "status", "created_at")
     extra = 0
     can_delete = False
 
@@ -27,7 +27,7 @@ class CitationInline(admin.TabularInline):
 
 @admin.register(Message)
 class MessageAdmin(admin.ModelAdmin):
-    list_display = ["conversation", "role", "abstained", "status", "created_at"]
-    list_filter = ["role", "abstained", "status"]
+    list_display = ["conversation", "role", "route", "abstained", "status", "created_at"]
+    list_filter = ["role", "route", "abstained", "status"]
     readonly_fields = ["trace"]
     inlines = [CitationInline]

@@ -65,6 +65,8 @@ class AskOut(Schema):
     abstained: bool
     citations: list[CitationOut]
     conversation_id: int
+    route: str = Field(description="question, listing (a time's sources) or conversation (a greeting, thanks)")
+    follow_up: str | None = Field(None, description="a follow-up as it was searched, made standalone")
 
 
 @router.get("/search", response=SearchOut)

@@ -26,8 +26,16 @@ class Message(models.Model):
         FAILED = "failed", "Failed"  # the model failed mid-answer: `content` is what arrived before
         STOPPED = "stopped", "Stopped"  # the person stopped it: `content` is what arrived before
 
+    class Route(models.TextChoices):
+        """The path that answered (chat/intent.py): the question's type decides it."""
+
+        QUESTION = "question", "Question"  # searched and answered from the passages by the model
+        LISTING = "listing", "Listing by time"  # a time named and nothing else: that time's sources
+        CONVERSATION = "conversation", "Conversation"  # a greeting, thanks, "what can you do?"
+
     conversation = models.ForeignKey(Conversation, on_delete=models.CASCADE, related_name="messages")
     role = models.CharField(max_length=16, choices=Role.choices)
+    route = models.CharField(max_length=16, choices=Route.choices, blank=True)  # answers only
     content = models.TextField()
     abstained = models.BooleanField(default=False)
     status = models.CharField(max_length=16, choices=Status.choices, default=Status.COMPLETE)

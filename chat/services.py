@@ -1,4 +1,4 @@
-"""Answering: retrieve the owner's passages, ask the model for a cited answer, store it.
+"""Answering: route the message, retrieve the owner's passages, ask the model for a cited answer, store it.
 
 `answer_stream` is the one implementation; the websocket consumer relays its events as HTML and
 `answer_collect` (behind `POST /api/ask`) gathers them into one JSON answer.
@@ -20,13 +20,16 @@ from django.db import transaction
 from django.utils import timezone
 
 from accounts.models import User
-from chat import grounding, llm, selectors, temporal
+from chat import grounding, intent, llm, selectors, temporal
+from chat.intent import Intent
 from chat.models import Citation, Conversation, Message
 from chat.selectors import Hit, Retrieval
 from ingestion.models import anchor_label
+from ingestion.selectors import sources_of
 from secondbrain.errors import DATABASE_UNREACHABLE, AppError, as_app_error
 
 ABSTAIN_TEXT = "I couldn't find anything about that in your notes."
+LISTING_MAX_SOURCES = 20  # a listing by time names at most this many sources, newest first
 QUESTION_MAX_CHARS = 2000
 NEAREST_SHOWN = 3  # passages shown under an abstention: what the notes held closest to the question
 CHECK_SUMMARY = (
@@ -59,6 +62,7 @@ class _Turn:
     question: Message
     started: float = field(default_factory=time.perf_counter)
     timings: dict[str, float] = field(default_factory=dict)
+    intent: Intent | None = None
     retrieval: Retrieval | None = None
     left_out: int = 0  # earlier messages that did not fit the model's context
     prompt: list[dict[str, str]] = field(default_factory=list)
@@ -98,11 +102,25 @@ async def answer_stream(
         "turn": turn.question.pk,
         "question": question,
     }
+    turn.intent = await database_sync_to_async(_intent_of)(turn=turn)
+    turn.mark("route")
+    if turn.intent.kind == intent.CONVERSATION:
+        reply = await database_sync_to_async(_conversation_reply)(user=user, acts=turn.intent.acts)
+        message = await database_sync_to_async(_answer_store)(turn=turn, text=reply, hits=[])
+        yield {"type": "token", "text": reply}
+        yield _done(message, [])
+        return
+    if turn.intent.follow_up:
+        yield {"type": "stage", "stage": "follow_up", "text": f"Read as a follow-up: {turn.intent.search}"}
     yield {"type": "stage", "stage": "searching", "text": "Searching your notes…"}
     turn.retrieval = await database_sync_to_async(selectors.retrieve)(
-        owner=user, query=question, k=settings.ANSWER_CONTEXT_PASSAGES, ignore_dates=ignore_dates
+        owner=user, query=turn.intent.search, k=settings.ANSWER_CONTEXT_PASSAGES, ignore_dates=ignore_dates
     )
     turn.mark("search")
+    if turn.retrieval.mode == "temporal":
+        async for event in _listing_stream(turn=turn, user=user):
+            yield event
+        return
     relevant = _relevant(turn.retrieval)
     yield {
         "type": "stage",
@@ -165,6 +183,85 @@ async def answer_stream(
     yield _done(message, citations)
 
 
+async def _listing_stream(*, turn: _Turn, user: User) -> AsyncIterator[Event]:
+    """A question that names a time and nothing else: that time's sources, listed, each cited."""
+    retrieval = turn.retrieval
+    assert retrieval is not None and retrieval.date_range is not None
+    hits = await database_sync_to_async(selectors.sources_in)(
+        owner_id=user.pk, date_range=retrieval.date_range, k=LISTING_MAX_SOURCES
+    )
+    turn.retrieval = retrieval = Retrieval(
+        mode=retrieval.mode, date_range=retrieval.date_range, hits=hits, label=retrieval.label
+    )
+    yield {
+        "type": "stage",
+        "stage": "found",
+        "text": f"Listing {len(hits)} source{'' if len(hits) == 1 else 's'}",
+        "mode": retrieval.mode,
+        "date_range": _range_payload(retrieval),
+    }
+    text = _listing_text(retrieval.label, hits, zone=user.zone)
+    listed = grounding.Grounded(text, list(range(1, len(hits) + 1)), {})
+    message = await database_sync_to_async(_answer_store)(
+        turn=turn, text=text, hits=hits, abstained=not hits, grounded=listed if hits else None
+    )
+    yield {"type": "token", "text": text}
+    citations = await database_sync_to_async(_citations_payload)(message=message)
+    if citations:
+        yield {"type": "citations", "message_id": message.pk, "citations": citations}
+    yield _done(message, citations)
+
+
+def _listing_text(label: str, hits: list[Hit], *, zone: tzinfo) -> str:
+    """ "Added on 25 November 2026 — 2 sources:" and a line for each: its title, its date, how it opens."""
+    if not hits:
+        return f"Nothing in your notes is from that time ({label[0].lower() + label[1:]})."
+    lines = [f"{label} — {len(hits)} source{'' if len(hits) == 1 else 's'}:", ""]
+    for number, hit in enumerate(hits, start=1):
+        words = hit.text.split()
+        opening = " ".join(words[:14]) if len(words) <= 14 else " ".join(words[:14]).rstrip(".,;:!?") + "…"
+        when = [temporal.day_label(hit.occurred_at.astimezone(zone).date())]
+        if (where := anchor_label(hit.anchor)) and where != hit.source_title:
+            when.append(where)
+        lines.append(f"- **{hit.source_title}** ({', '.join(when)}): {opening} [{number}]")
+    return "\n".join(lines)
+
+
+def _intent_of(*, turn: _Turn) -> Intent:
+    """The message's intent, read with the conversation's previous question and its answer."""
+    earlier = Message.objects.filter(conversation=turn.conversation, id__lt=turn.question.pk).order_by("-id")
+    previous_question = earlier.filter(role=Message.Role.USER).first()
+    previous: tuple[str, str] | None = None
+    if previous_question is not None:
+        reply = earlier.filter(role=Message.Role.ASSISTANT, id__gt=previous_question.pk).order_by("id").first()
+        answer = reply.content if reply is not None and not reply.abstained else ""
+        previous = (previous_question.content, answer)
+    return intent.read(turn.question.content, previous)
+
+
+def _conversation_reply(*, user: User, acts: tuple[str, ...]) -> str:
+    """A brief reply to a greeting, thanks, a goodbye or a question about the assistant: no search, no sources."""
+    if "meta" in acts:
+        count = sources_of(owner=user).count()
+        held = (
+            f"You have {count} source{'' if count == 1 else 's'} here so far."
+            if count
+            else "You haven't added anything yet: drop a note, a PDF or a recording on the Sources page first."
+        )
+        greeting = "Hello! " if "greeting" in acts else ""
+        return (
+            f"{greeting}I answer questions from what you keep here — notes, PDFs and recordings — and cite the "
+            'passages each answer comes from. Ask things like "what did I note about the garden?", "what did I '
+            'add last week?" or "what were my plans for the trip?". When your notes don\'t hold the answer, I say '
+            f"so rather than guess. {held}"
+        )
+    if "thanks" in acts or "praise" in acts:
+        return "You're welcome!" + (" Bye for now." if "farewell" in acts else "")
+    if "farewell" in acts:
+        return "Bye! Your notes will be here when you need them."
+    return "Hello! What would you like to know from your notes?"
+
+
 def question_clean(question: str) -> str:
     question = question.strip()
     if not question:
@@ -196,7 +293,7 @@ async def answer_collect(*, user: User, question: str, conversation_id: int | No
             done = event
     if error is not None:
         raise AppError(error["code"], error["message"], status=503)
-    return {key: done[key] for key in ("answer", "abstained", "citations", "conversation_id")}
+    return {key: done[key] for key in ("answer", "abstained", "citations", "conversation_id", "route", "follow_up")}
 
 
 def _done(message: Message, citations: list[dict[str, Any]]) -> Event:
@@ -207,6 +304,8 @@ def _done(message: Message, citations: list[dict[str, Any]]) -> Event:
         "answer": message.content,
         "abstained": message.abstained,
         "status": message.status,
+        "route": message.route,
+        "follow_up": message.trace.get("follow_up"),
         "citations": citations,
         "nearest": message.trace.get("nearest", []),
         "left_out": message.trace.get("left_out", 0),
@@ -471,6 +570,7 @@ def _answer_store(
         message = Message.objects.create(
             conversation=turn.conversation,
             role=Message.Role.ASSISTANT,
+            route=_route(turn),
             content=text,
             abstained=abstained,
             citation_check=check,
@@ -491,11 +591,20 @@ def _answer_store(
     return message
 
 
+def _route(turn: _Turn) -> str:
+    if turn.intent is not None and turn.intent.kind == intent.CONVERSATION:
+        return Message.Route.CONVERSATION
+    if turn.retrieval is not None and turn.retrieval.mode == "temporal":
+        return Message.Route.LISTING
+    return Message.Route.QUESTION
+
+
 def _answer_cut(*, turn: _Turn, text: str, hits: list[Hit], status: str, code: str = "") -> Message:
     """Keep what the model wrote before it failed or was stopped, marked with how it ended."""
     return Message.objects.create(
         conversation=turn.conversation,
         role=Message.Role.ASSISTANT,
+        route=_route(turn),
         content=grounding.without_markers(text).strip(),
         status=status,
         error_code=code,
@@ -512,6 +621,8 @@ def _trace(
     nearest = nearest[:NEAREST_SHOWN]
     return {
         "question": turn.question.content,
+        "route": _route(turn),
+        "follow_up": turn.intent.search if turn.intent is not None and turn.intent.follow_up else None,
         "mode": retrieval.mode if retrieval else "semantic",
         "date_range": _range_payload(retrieval) if retrieval else None,
         "query": retrieval.query if retrieval else "",

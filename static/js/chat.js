@@ -87,12 +87,18 @@ function showConnectionLost() {
 let leaving = false;
 window.addEventListener("pagehide", () => { leaving = true; });
 window.addEventListener("pageshow", () => { leaving = false; });
+// The thread says whether its socket is open (`data-socket`): a question sent before it opens is lost.
+function markSocket(state) {
+  document.querySelector(".thread")?.setAttribute("data-socket", state);
+}
 document.addEventListener("htmx:wsClose", (event) => {
   socket = event.detail.socketWrapper;
+  markSocket("closed");
   if (!leaving) showConnectionLost();
 });
 document.addEventListener("htmx:wsOpen", (event) => {
   socket = event.detail.socketWrapper;
+  markSocket("open");
   const banner = document.getElementById("chat-error");
   if (banner?.dataset.event === "connection-lost") {
     banner.className = "";

@@ -57,8 +57,8 @@ async def test_a_dated_question_shows_a_chip_and_its_x_asks_again_without_dates(
     finally:
         await communicator.disconnect()
 
-    # A listing by time is not gated on similarity: the one note of yesterday reaches the model.
-    assert "Found 1 passage in 1 source" in dated
+    # A listing by time names that time's sources: the one note of yesterday, cited.
+    assert "Listing 1 source" in dated and "Met Ines at the bakery" in dated
     assert label in dated
     assert f'aria-label="Ask again without the date filter: {label}"' in dated
     assert 'name="ignore_dates" value="true"' in dated

@@ -39,6 +39,7 @@ def test_zone_from_the_browser_then_a_dated_question_and_its_chip(web_server: st
     expect(page.locator(".source .job").first).to_have_attribute("data-status", "done", timeout=60_000)
 
     page.get_by_role("link", name="Ask").click()
+    expect(page.locator(".thread[data-socket='open']")).to_have_count(1)  # sent before it opens, a question is lost
     question = page.get_by_label("Your question")
     question.fill("What did I write today?")
     question.press("Enter")

@@ -38,6 +38,7 @@ def test_sign_up_add_a_note_and_get_a_cited_answer(web_server: str, browser_page
     page.screenshot(path=SCREENSHOTS / "home.png", full_page=True)
 
     page.get_by_role("link", name="Ask").click()
+    expect(page.locator(".thread[data-socket='open']")).to_have_count(1)  # sent before it opens, a question is lost
     question = page.get_by_label("Your question")
     question.fill("When do the tomatoes go into the raised bed?")
     question.press("Enter")
@@ -61,3 +62,27 @@ def test_sign_up_add_a_note_and_get_a_cited_answer(web_server: str, browser_page
     page.go_back()
     page.reload()
     expect(page.locator(".conversations li")).to_have_count(1)
+
+    # A greeting is answered as one, at once: no sources, no "couldn't find".
+    expect(page.locator(".thread[data-socket='open']")).to_have_count(1)
+    question = page.get_by_label("Your question")
+    question.fill("hi")
+    question.press("Enter")
+    answers = page.locator(".msg--assistant")
+    expect(answers).to_have_count(2)
+    greeting = answers.nth(1)
+    expect(greeting.locator(".stage[data-event='done']")).to_have_count(1, timeout=30_000)
+    expect(greeting.locator(".answer")).to_contain_text("Hello!")
+    expect(greeting.locator(".citation")).to_have_count(0)
+    expect(greeting).not_to_contain_text("couldn't find")
+
+    # "What did I add today?" lists today's sources, each a citation to open.
+    question.fill("What did I add today?")
+    question.press("Enter")
+    expect(answers).to_have_count(3)
+    listing = answers.nth(2)
+    expect(listing.locator(".stage[data-event='done']")).to_have_count(1, timeout=60_000)
+    expect(listing.locator(".answer")).to_contain_text("1 source")
+    expect(listing.locator(".answer li")).to_contain_text("Garden plan")
+    expect(listing.locator(".citation")).to_have_count(1)
+    page.screenshot(path=SCREENSHOTS / "chat-greeting-and-listing.png", full_page=True)

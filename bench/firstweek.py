@@ -1,0 +1,231 @@
+"""A person's first week (issue 20): do the chat's answers give them what they asked for?
+
+`tests/data/firstweek` is material written for this project before any tuning: notes of the kinds
+people keep, dated over two weeks before the run, and the questions of a first week — facts,
+paraphrases, who and when, lists, summaries, time listings, follow-ups, greetings, questions about
+the assistant, absent facts and false premises — each with a plain pass rule. One user saves the
+notes (`POST /api/notes`); each question goes to `POST /api/ask` as Server-Sent Events (follow-ups
+in the conversation of the question they follow), and its final answer is judged by its rule.
+Questions marked `tune` may guide a change, those marked `confirm` decide whether it is kept; only
+the tuning half's failures are printed.
+
+    python -m bench firstweek                   in process: a bench database, a worker, daphne
+    python -m bench firstweek --url http://127.0.0.1:8000
+"""
+
+import argparse
+import json
+import re
+import secrets
+import statistics
+import time
+import urllib.request
+from collections import defaultdict
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from datetime import time as clock
+from pathlib import Path
+from typing import Any
+
+from bench.answers import _events
+from bench.common import percentile
+from bench.locomo import PASSWORD, HttpApi, _ok, wait_for_jobs
+
+DATA = Path(__file__).resolve().parent.parent / "tests" / "data" / "firstweek"
+ABSTAINED = re.compile(r"couldn't find|could not find|not in your notes|nothing in your notes", re.IGNORECASE)
+
+
+@dataclass(frozen=True)
+class Note:
+    file: str
+    title: str
+    days_ago: int
+    hour: int
+
+    def occurred_at(self, now: datetime) -> str:
+        day = now.date() - timedelta(days=self.days_ago)
+        # A note of today at an hour still to come is dated just before the run.
+        return min(datetime.combine(day, clock(self.hour), tzinfo=UTC), now - timedelta(minutes=5)).isoformat()
+
+
+@dataclass(frozen=True)
+class Question:
+    id: str
+    conversation: str
+    text: str
+    type: str
+    half: str
+    rule: dict[str, Any]
+
+
+@dataclass
+class Answer:
+    question: Question
+    text: str = ""
+    abstained: bool = False
+    cited: list[str] = field(default_factory=list)  # the titles of the cited sources
+    route: str = ""
+    follow_up: str | None = None
+    first_token: float | None = None
+    seconds: float = 0.0
+    conversation_id: int | None = None
+    error: str = ""
+
+
+def notes() -> list[Note]:
+    return [
+        Note(n["file"], n["title"], n["days_ago"], n["hour"]) for n in json.loads((DATA / "notes.json").read_text())
+    ]
+
+
+def questions() -> list[Question]:
+    return [
+        Question(q["id"], q["conversation"], q["question"], q["type"], q["half"], q["pass"])
+        for q in json.loads((DATA / "questions.json").read_text())
+    ]
+
+
+def passes(answer: Answer, rule: dict[str, Any], titles: dict[str, str]) -> bool:
+    """Whether the answer meets its question's rule (see tests/data/firstweek/README.md)."""
+    text = answer.text.lower()
+    abstained = answer.abstained or bool(ABSTAINED.search(answer.text))
+
+    def has(word: str) -> bool:
+        return word.lower() in text
+
+    checks: list[bool] = []
+    if "abstain" in rule:
+        checks.append(abstained == bool(rule["abstain"]))
+    if "abstain_or_contains_any" in rule:
+        checks.append(abstained or any(has(word) for word in rule["abstain_or_contains_any"]))
+    if "contains_any" in rule:
+        checks.append(not abstained and any(has(word) for word in rule["contains_any"]))
+    if "contains_all" in rule:
+        checks.append(not abstained and all(has(word) for word in rule["contains_all"]))
+    if "contains_min" in rule:
+        spec = rule["contains_min"]
+        checks.append(not abstained and sum(has(word) for word in spec["words"]) >= spec["at_least"])
+    if "contains_none" in rule:
+        checks.append(not any(has(word) for word in rule["contains_none"]))
+    if rule.get("no_sources"):
+        checks.append(not answer.cited)
+    if rule.get("not_abstain"):
+        checks.append(not abstained)
+    if "cites_any" in rule:
+        checks.append(any(titles[file] in answer.cited for file in rule["cites_any"]))
+    if "cites_all" in rule:
+        checks.append(all(titles[file] in answer.cited for file in rule["cites_all"]))
+    return bool(checks) and all(checks)
+
+
+def ingest(api: HttpApi, now: datetime) -> str:
+    username = f"firstweek-{secrets.token_hex(3)}"
+    registered = api.request("POST", "/api/auth/register", body={"username": username, "password": PASSWORD})
+    token: str = _ok(registered, 201)["token"]
+    jobs = []
+    for note in notes():
+        body = {"title": note.title, "text": (DATA / note.file).read_text(), "occurred_at": note.occurred_at(now)}
+        jobs.append(_ok(api.request("POST", "/api/notes", token=token, body=body), 202)["job_id"])
+    wait_for_jobs(api, token, jobs, username)
+    return token
+
+
+def ask(base_url: str, token: str, question: Question, conversation_id: int | None) -> Answer:
+    answer = Answer(question)
+    body = {"question": question.text} | ({"conversation_id": conversation_id} if conversation_id else {})
+    request = urllib.request.Request(
+        base_url.rstrip("/") + "/api/ask",
+        data=json.dumps(body).encode(),
+        headers={"Content-Type": "application/json", "Accept": "text/event-stream", "Authorization": f"Bearer {token}"},
+        method="POST",
+    )
+    started = time.perf_counter()
+    with urllib.request.urlopen(request, timeout=600) as response:
+        for kind, event in _events(response):
+            if kind == "token" and answer.first_token is None:
+                answer.first_token = time.perf_counter() - started
+            elif kind == "error":
+                answer.error = event.get("code", "error")
+            elif kind == "done":
+                answer.text, answer.abstained = event["answer"], event["abstained"]
+                answer.cited = [citation["source_title"] for citation in event["citations"]]
+                answer.route, answer.follow_up = event.get("route", ""), event.get("follow_up")
+                answer.conversation_id = event["conversation_id"]
+    answer.seconds = time.perf_counter() - started
+    return answer
+
+
+def run(base_url: str, *, log: Any = print) -> list[tuple[Answer, bool]]:
+    api = HttpApi(base_url)
+    now = datetime.now(UTC)
+    started = time.perf_counter()
+    token = ingest(api, now)
+    titles = {note.file: note.title for note in notes()}
+    asked = questions()
+    log(f"{len(titles)} notes saved in {time.perf_counter() - started:.1f} s; {len(asked)} questions")
+    conversations: dict[str, int | None] = {}
+    results = []
+    for number, question in enumerate(asked, start=1):
+        answer = ask(base_url, token, question, conversations.get(question.conversation))
+        conversations[question.conversation] = answer.conversation_id
+        ok = passes(answer, question.rule, titles)
+        results.append((answer, ok))
+        if question.half == "tune":
+            mark = "pass" if ok else "FAIL"
+            log(f"[{number}/{len(asked)}] {mark} {question.type:<13} {answer.seconds:4.1f} s {answer.route:<12} "
+                f"{question.text!r} → {answer.text[:140]!r}")  # fmt: skip
+    return results
+
+
+def report(results: list[tuple[Answer, bool]], log: Any = print) -> None:
+    log("First week, answers that meet their question's rule:")
+    for half in ("tune", "confirm"):
+        rows = [(answer, ok) for answer, ok in results if answer.question.half == half]
+        by_type: dict[str, list[bool]] = defaultdict(list)
+        for answer, ok in rows:
+            by_type[answer.question.type].append(ok)
+        passed = sum(ok for _, ok in rows)
+        log(f"  {half} half: {passed / len(rows):.1%} ({passed} of {len(rows)})")
+        log("    by type: " + ", ".join(f"{kind} {sum(oks)}/{len(oks)}" for kind, oks in sorted(by_type.items())))
+        for route in ("conversation", "question", "listing"):
+            first = [a.first_token for a, _ in rows if a.route == route and a.first_token is not None]
+            if first:
+                log(f"    first token, {route}: p50 {statistics.median(first):.2f} s, "
+                    f"p95 {percentile(first, 0.95):.2f} s ({len(first)} answers)")  # fmt: skip
+
+
+@contextmanager
+def in_process() -> Iterator[str]:
+    """A bench database, a Celery worker thread and daphne as `make run` starts it; the app's URL."""
+    from celery.contrib.testing.worker import start_worker
+    from django.db import connection
+
+    from bench.common import bench_database, setup_django
+    from bench.connections import Variant, database_url, web
+
+    setup_django()
+    with bench_database():
+        from secondbrain.celery import app
+
+        with (
+            start_worker(app, pool="solo", perform_ping_check=False, queues=["ingest"], loglevel="WARNING"),
+            web(Variant("app", {}), database_url(connection.settings_dict)) as url,
+        ):
+            yield url
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(prog="python -m bench firstweek", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--url", help="a running app's base URL; default: in process")
+    args = parser.parse_args(argv or [])
+    if args.url:
+        report(run(args.url))
+        return
+    with in_process() as url:
+        report(run(url))
+
+
+if __name__ == "__main__":
+    main()

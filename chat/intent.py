@@ -1,0 +1,149 @@
+"""What a message to the chat is, and so which path answers it (issue 20: route → retrieve → write → check → store).
+
+- **conversation** — a greeting, thanks, a goodbye, or a question about the assistant itself ("what can
+  you do?"): answered at once, without a search, sources or the abstention sentence.
+- **question** — everything else: searched and answered from the notes. A question that leans on the
+  conversation before it ("what else did he recommend?", "and the one after that?") is a follow-up:
+  it is searched as a standalone question made from the previous turn, and the rewrite is kept in the
+  answer's trace. (Whether the search reads it as a listing by time is the retrieval's call: a question
+  naming only a time, "what did I add yesterday?", lists that time's sources.)
+
+Rules, not the model: they decide in microseconds, a greeting never waits for the model, and each rule
+is a thing a person says, not a dataset's format. A message is conversation only when every clause of
+it is: "hi, what did Maria promise?" is a question.
+"""
+
+import re
+from dataclasses import dataclass
+
+CONVERSATION = "conversation"
+QUESTION = "question"
+
+_GREETING = (
+    r"(?:hi|hello|hey|hiya|howdy|yo|hallo|good (?:morning|afternoon|evening|day)|morning|evening)"
+    r"(?: there| again| you| everyone)?"
+    r"|how are you(?: doing| today)?|how's it going|how is it going|what's up|nice to meet you"
+)
+_THANKS = (
+    r"(?:(?:ok(?:ay)?|great|perfect|awesome|cool|nice|lovely|brilliant|excellent|wonderful|oh|ah) ){0,2}"
+    r"(?:thanks|thank you|thank u|thx|ty|cheers|many thanks)(?: (?:so|very) much| a lot| again)?"
+    r"(?: for (?:that|this|the (?:help|answer|info)|your help))?"
+)
+_PRAISE = (
+    r"(?:that(?:'s| is| was)? |this is |very |really |super )?"
+    r"(?:great|perfect|awesome|cool|nice|lovely|brilliant|excellent|wonderful|helpful|useful|good|"
+    r"(?:very |really )?helpful|good to know|makes sense|got it|ok(?:ay)?|fine|right|i see|noted)"
+    r"|that helps|that helped|(?:this|that) is what i needed"
+)
+_FAREWELL = (
+    r"(?:bye|goodbye|bye bye|see you|see ya|good night|later|that's all|that is all|nothing else)(?: for now| then)?"
+)
+_META = (
+    r"(?:what can you do|what do you do|what are you|who are you|what is this|how do(?:es)? (?:you|this|it) work|"
+    r"what can i ask(?: you)?|what (?:should|can) i ask(?: you)?|help(?: me)?|how do i use (?:you|this)|"
+    r"what are you for|what are you able to do|can you help(?: me)?|how can you help(?: me)?)"
+)
+_KINDS = {
+    "greeting": re.compile(rf"(?:{_GREETING})"),
+    "thanks": re.compile(rf"(?:{_THANKS})"),
+    "praise": re.compile(rf"(?:{_PRAISE})"),
+    "farewell": re.compile(rf"(?:{_FAREWELL})"),
+    "meta": re.compile(rf"(?:{_META})"),
+}
+_CLAUSES = re.compile(r"[,.!?;:…]+|\s+-\s+|\s+—\s+")
+_NOT_WORDS = re.compile(r"[^\w\s'’-]+")
+
+# A follow-up leans on the turn before: it opens by continuing it, or it names someone or something
+# only by a pronoun. "that/this/those/these/there" count only as the question's last word ("when did I
+# buy that?"), where they cannot open a clause of their own ("the note that …", "is there …").
+_OPENERS = re.compile(
+    r"^(?:and|also|so|but|what else|anything else|who else|where else|when else|what about|how about|"
+    r"and what about|why(?: is that| was that)?|how come|tell me more|more|what then|then what)\b",
+    re.IGNORECASE,
+)
+_PERSONAL = frozenset("he she him her his hers they them their theirs".split())
+_THING = frozenset("it its".split())
+_LAST_ONLY = frozenset("that this those these there then".split())
+_WORD = re.compile(r"[A-Za-z][\w'’-]*")
+# Capitalized at the start of a sentence without being a name.
+_NOT_NAMES = frozenset(
+    "i i'm i've i'd you your yes no the a an on in at it its this that these those he she they we my our "
+    "what when where which who why how there here and but so if then after before yesterday today tomorrow "
+    "monday tuesday wednesday thursday friday saturday sunday".split()
+)
+
+
+@dataclass(frozen=True)
+class Intent:
+    kind: str  # CONVERSATION or QUESTION
+    acts: tuple[str, ...] = ()  # for conversation: greeting, thanks, praise, farewell, meta
+    search: str = ""  # what retrieval reads: the question, or the follow-up made standalone
+    follow_up: bool = False
+
+
+def read(message: str, previous: tuple[str, str] | None = None) -> Intent:
+    """The intent of `message`; `previous` is the conversation's last question and its answer, if any."""
+    acts = conversation_acts(message)
+    if acts:
+        return Intent(CONVERSATION, acts=acts)
+    if previous is not None and is_follow_up(message):
+        return Intent(QUESTION, search=standalone(message, *previous), follow_up=True)
+    return Intent(QUESTION, search=message)
+
+
+def conversation_acts(message: str) -> tuple[str, ...]:
+    """What each clause of a purely conversational message does; empty when any clause asks something else."""
+    text = message.lower().replace("’", "'")
+    text = re.sub(r"[\U0001F300-\U0001FAFF\u2600-\u27BF]+", " ", text)  # emoji and symbols: 👋 🙏 ✨
+    clauses = [" ".join(_NOT_WORDS.sub(" ", clause).split()) for clause in _CLAUSES.split(text)]
+    clauses = [clause for clause in clauses if clause]
+    if not clauses or len(" ".join(clauses).split()) > 12:
+        return ()
+    acts: list[str] = []
+    for clause in clauses:
+        act = next((name for name, pattern in _KINDS.items() if pattern.fullmatch(clause)), None)
+        if act is None:
+            return ()
+        acts.append(act)
+    return tuple(dict.fromkeys(acts))
+
+
+def is_follow_up(question: str) -> bool:
+    words = [word.lower().replace("’", "'") for word in _WORD.findall(question)]
+    if not words:
+        return False
+    if _OPENERS.match(question.strip()):
+        return True
+    if words[-1] in _LAST_ONLY and not (len(words) >= 2 and words[-2] in {"is", "are", "was", "were"}):
+        return True
+    if any(word in _PERSONAL for word in words) and not _names(question):
+        return True
+    # "it" with no thing of its own: "when is it due?", "how much did it cost?"
+    return any(word in _THING for word in words) and len(words) <= 6
+
+
+def standalone(question: str, previous_question: str, previous_answer: str) -> str:
+    """The follow-up as a question of its own: a person's pronoun replaced by the name the last answer
+    gave (the answer to "who recommended Piranesi?" is who "he" is), then the previous question as
+    context for the search ("what about the peppers?" after "when do the tomatoes go in?")."""
+    answer = re.sub(r"\s*\[\d+\]", "", previous_answer)
+    named = [name for name in _names(answer) if name.lower() not in previous_question.lower()] or _names(
+        previous_question
+    )
+    rewritten = question.strip()
+    if named:
+        name = named[0]
+        rewritten = re.sub(r"\b(?:he|she|they)\b", name, rewritten, flags=re.IGNORECASE)
+        rewritten = re.sub(r"\b(?:him|them)\b", name, rewritten, flags=re.IGNORECASE)
+        rewritten = re.sub(r"\b(?:his|her|their|hers|theirs)\b", f"{name}'s", rewritten, flags=re.IGNORECASE)
+    return f"{rewritten} ({previous_question.strip()})"
+
+
+def _names(text: str) -> list[str]:
+    """Capitalized words that are not just a sentence's first word: the people and things a text names."""
+    names: list[str] = []
+    for match in _WORD.finditer(text):
+        word = match.group()[:-2] if match.group().endswith(("'s", "’s")) else match.group()
+        if word[0].isupper() and word.lower() not in _NOT_NAMES and word not in names:
+            names.append(word)
+    return names

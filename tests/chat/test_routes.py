@@ -1,0 +1,134 @@
+"""The question's type decides the path (chat/intent.py): what a person notices in the first week.
+
+A greeting gets a greeting at once (no search, no sources, no "couldn't find"); "what did I add
+today?" lists today's sources, each cited; a follow-up is searched as a question of its own, and the
+page shows how it was read. The scripted model server stands in for the model, so a test can tell
+whether the model was asked at all.
+"""
+
+from typing import Any
+
+import pytest
+
+from accounts.models import User
+from chat import intent
+from chat.models import Message
+from tests.chat.test_trust import events_of, note_of
+from tests.scripted_model import Script, ScriptedModel
+from tests.test_pipeline import GARDEN_NOTE
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+BOOKS_NOTE = """# Books
+
+Tom recommended Piranesi by Susanna Clarke; he says it's strange and lovely.
+He also swears by The Overstory, for the trees.
+Anna lent me Circe last week."""
+
+
+def stages(events: list[dict[str, Any]]) -> list[str]:
+    return [event["stage"] for event in events if event["type"] == "stage"]
+
+
+@pytest.mark.parametrize(
+    ("message", "expected"),
+    [
+        ("hi", "Hello!"),
+        ("Hi there 👋", "Hello!"),
+        ("Thanks, that's helpful!", "You're welcome!"),
+        ("ok great thanks", "You're welcome!"),
+        ("What can you do?", "cite the passages"),
+        ("Good morning! What can I ask you?", "Hello! I answer questions"),
+        ("bye", "Bye!"),
+    ],
+)
+def test_greetings_thanks_and_what_can_you_do_are_answered_at_once_without_a_search(
+    celery_worker: None, scripted_model: ScriptedModel, message: str, expected: str
+) -> None:
+    user = User.objects.create_user("newcomer", password="x-long-enough-Passw0rd")
+    note_of(user, GARDEN_NOTE)
+    events = events_of(user=user, question=message)
+    done = events[-1]
+    assert expected in done["answer"], done["answer"]
+    assert not done["abstained"] and done["citations"] == [] and done["nearest"] == []
+    assert "couldn't find" not in done["answer"]
+    assert "searching" not in stages(events) and scripted_model.script.requests == 0
+    assert Message.objects.get(pk=done["message_id"]).route == Message.Route.CONVERSATION
+
+
+def test_what_can_you_do_tells_how_much_is_kept_and_where_to_start(
+    celery_worker: None, scripted_model: ScriptedModel
+) -> None:
+    empty = User.objects.create_user("empty", password="x-long-enough-Passw0rd")
+    assert "haven't added anything yet" in events_of(user=empty, question="what can you do?")[-1]["answer"]
+    user = User.objects.create_user("keeper", password="x-long-enough-Passw0rd")
+    note_of(user, GARDEN_NOTE)
+    note_of(user, BOOKS_NOTE)
+    assert "You have 2 sources here so far." in events_of(user=user, question="What can you do?")[-1]["answer"]
+
+
+def test_a_greeting_before_a_question_is_still_a_question(celery_worker: None, scripted_model: ScriptedModel) -> None:
+    user = User.objects.create_user("polite", password="x-long-enough-Passw0rd")
+    note_of(user, GARDEN_NOTE)
+    scripted_model.script = Script(tokens=["The tomatoes go into the raised bed on 12 May [1]."])
+    events = events_of(user=user, question="Hi! When do the tomatoes go into the raised bed?")
+    done = events[-1]
+    assert "12 May" in done["answer"] and done["citations"], done["answer"]
+    assert scripted_model.script.requests == 1 and "searching" in stages(events)
+    assert Message.objects.get(pk=done["message_id"]).route == Message.Route.QUESTION
+
+
+def test_what_did_i_add_today_lists_todays_sources_each_cited_and_no_one_elses(
+    celery_worker: None, scripted_model: ScriptedModel
+) -> None:
+    user = User.objects.create_user("lister", password="x-long-enough-Passw0rd")
+    note_of(user, GARDEN_NOTE)
+    note_of(user, BOOKS_NOTE)
+    stranger = User.objects.create_user("stranger", password="x-long-enough-Passw0rd")
+    note_of(stranger, "# Secret plans\n\nThe surprise party is on Friday.")
+    done = events_of(user=user, question="What did I add today?")[-1]
+    answer = done["answer"]
+    assert answer.startswith("Added on ") and "2 sources:" in answer, answer
+    assert "**Books**" in answer and "**Garden plan**" in answer and "Secret" not in answer
+    assert "Tom recommended Piranesi" in answer  # how each one opens
+    assert sorted(citation["source_title"] for citation in done["citations"]) == ["Books", "Garden plan"]
+    assert [citation["marker"] for citation in done["citations"]] == [1, 2]
+    assert not done["abstained"] and scripted_model.script.requests == 0
+    assert Message.objects.get(pk=done["message_id"]).route == Message.Route.LISTING
+
+    nothing = events_of(user=user, question="What did I add yesterday?")[-1]
+    assert nothing["abstained"] and nothing["answer"].startswith("Nothing in your notes is from that time (added on ")
+
+
+def test_a_follow_up_is_searched_as_a_question_of_its_own_and_shown_as_read(
+    celery_worker: None, scripted_model: ScriptedModel
+) -> None:
+    user = User.objects.create_user("reader", password="x-long-enough-Passw0rd")
+    note_of(user, GARDEN_NOTE)
+    note_of(user, BOOKS_NOTE)
+    scripted_model.script = Script(tokens=["Tom recommended Piranesi [1]."])
+    first = events_of(user=user, question="Who recommended Piranesi to me?")[-1]
+    assert first["answer"] == "Tom recommended Piranesi [1].", first["answer"]
+    scripted_model.script = Script(tokens=["Tom also recommended The Overstory [1]."])
+    events = events_of(user=user, question="What else did he recommend?", conversation_id=first["conversation_id"])
+    read_as = next(event for event in events if event["type"] == "stage" and event["stage"] == "follow_up")
+    assert read_as["text"] == "Read as a follow-up: What else did Tom recommend? (Who recommended Piranesi to me?)"
+    done = events[-1]
+    assert "The Overstory" in done["answer"] and done["citations"][0]["source_title"] == "Books"
+    trace = Message.objects.get(pk=done["message_id"]).trace
+    assert trace["follow_up"] == "What else did Tom recommend? (Who recommended Piranesi to me?)"
+    assert trace["route"] == Message.Route.QUESTION
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "What did Maria promise her brother?",  # the pronoun's person is named in the question
+        "Is there a plumber's number in my notes?",  # "is there" opens a question of its own
+        "What is the guest wifi called?",
+        "Summarize what still needs doing in the garden.",
+    ],
+)
+def test_a_question_of_its_own_is_not_read_as_a_follow_up(question: str) -> None:
+    read = intent.read(question, ("Who recommended Piranesi to me?", "Tom recommended Piranesi [1]."))
+    assert read.kind == intent.QUESTION and not read.follow_up and read.search == question
