@@ -38,10 +38,18 @@ _PRAISE = (
 _FAREWELL = (
     r"(?:bye|goodbye|bye bye|see you|see ya|good night|later|that's all|that is all|nothing else)(?: for now| then)?"
 )
+# Questions about the assistant and the app itself, not about the notes: what it does, how to ask it,
+# what it takes and how to add it ("how do I add a note?" — but "how do I fix the bike?" is a question).
+_KEPT = r"(?:notes?|files?|pdfs?|documents?|recordings?|audio|voice (?:memos?|notes?)|sources?|things|stuff)"
 _META = (
     r"(?:what can you do|what do you do|what are you|who are you|what is this|how do(?:es)? (?:you|this|it) work|"
     r"what can i ask(?: you)?|what (?:should|can) i ask(?: you)?|help(?: me)?|how do i use (?:you|this)|"
-    r"what are you for|what are you able to do|can you help(?: me)?|how can you help(?: me)?)"
+    r"what are you for|what are you able to do|can you help(?: me)?|how can you help(?: me)?|"
+    r"how (?:should|do|can) i ask(?: you)?(?: things| questions)?(?: to get (?:good|better) answers)?|"
+    rf"what (?:kinds?|sorts?|types?) of {_KEPT} can (?:i|you) (?:add|upload|save|use|read|take)|"
+    rf"(?:how )?(?:do|can|should) i (?:add|upload|save|import|record|delete|remove) (?:a |an |my |new |more )*{_KEPT}"
+    rf"(?: here| to you)?|how do i (?:add|upload|save|import|record|delete|remove) (?:a |an |my |new |more )*{_KEPT}"
+    r"(?: here| to you)?)"
 )
 _KINDS = {
     "greeting": re.compile(rf"(?:{_GREETING})"),

@@ -246,14 +246,16 @@ def _conversation_reply(*, user: User, acts: tuple[str, ...]) -> str:
         held = (
             f"You have {count} source{'' if count == 1 else 's'} here so far."
             if count
-            else "You haven't added anything yet: drop a note, a PDF or a recording on the Sources page first."
+            else "You haven't added anything yet."
         )
         greeting = "Hello! " if "greeting" in acts else ""
         return (
             f"{greeting}I answer questions from what you keep here — notes, PDFs and recordings — and cite the "
-            'passages each answer comes from. Ask things like "what did I note about the garden?", "what did I '
-            'add last week?" or "what were my plans for the trip?". When your notes don\'t hold the answer, I say '
-            f"so rather than guess. {held}"
+            "passages each answer comes from, never the internet. Ask as you would ask a friend who read your "
+            'notes: "what did I note about the garden?", "what did I write last week?", "what were my plans '
+            "for the trip?\". When your notes don't hold the answer, I say so rather than guess. "
+            f"{held} On the Sources page you type a note or drop in PDFs, audio and text files; each has a "
+            "Delete button."
         )
     if "thanks" in acts or "praise" in acts:
         return "You're welcome!" + (" Bye for now." if "farewell" in acts else "")

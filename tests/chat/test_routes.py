@@ -40,6 +40,8 @@ def stages(events: list[dict[str, Any]]) -> list[str]:
         ("What can you do?", "cite the passages"),
         ("Good morning! What can I ask you?", "Hello! I answer questions"),
         ("bye", "Bye!"),
+        ("How do I add a new note?", "On the Sources page you type a note"),
+        ("What kind of files can I add?", "PDFs, audio and text files"),
     ],
 )
 def test_greetings_thanks_and_what_can_you_do_are_answered_at_once_without_a_search(
@@ -127,6 +129,7 @@ def test_a_follow_up_is_searched_as_a_question_of_its_own_and_shown_as_read(
         "Is there a plumber's number in my notes?",  # "is there" opens a question of its own
         "What is the guest wifi called?",
         "Summarize what still needs doing in the garden.",
+        "How do I fix the bike?",  # a question about the notes, not about the app
     ],
 )
 def test_a_question_of_its_own_is_not_read_as_a_follow_up(question: str) -> None:
