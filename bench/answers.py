@@ -58,7 +58,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
 from bench.common import percentile
-from bench.locomo import DATA, HttpApi, conversations, ingest
+from bench.locomo import DATA, HALVES, HttpApi, conversations, ingest
 
 if TYPE_CHECKING:
     from chat.selectors import Hit
@@ -66,6 +66,7 @@ if TYPE_CHECKING:
 CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop", 5: "not in notes"}
 DETAIL_SWEEP = (2500, 5000, 8000, 10000)  # how many common words the detail check ignores, calibrated by --person-check
 _MARKER = re.compile(r"\s*\[\d{1,3}\]")
+FACT_MAX_WORDS = 60
 
 
 @dataclass(frozen=True)
@@ -126,6 +127,24 @@ def answer_f1(prediction: str, reference: str, category: int) -> float:
     parts = [part for part in prediction.split(",") if part.strip()] or [prediction]
     wanted = [part for part in reference.split(",") if part.strip()]
     return statistics.mean(max(token_f1(part, piece) for part in parts) for piece in wanted)
+
+
+def squad_normal(text: str) -> str:
+    """SQuAD's answer normalisation: lower case, no punctuation, no articles, single spaces."""
+    text = _MARKER.sub("", text).lower()
+    text = "".join(character for character in text if character not in set(string.punctuation))
+    return " ".join(re.sub(r"\b(a|an|the)\b", " ", text).split())
+
+
+def contains_gold(prediction: str, reference: str, category: int) -> bool:
+    """Issue 20's answer metric: the reference stands in the answer (each part of a multi-hop list), and
+    the answer is under FACT_MAX_WORDS words, so that pasting passages cannot win."""
+    if len(prediction.split()) > FACT_MAX_WORDS:
+        return False
+    answer = squad_normal(prediction)
+    parts = reference.split(",") if category == 1 else [reference.split(";")[0]]
+    wanted = [squad_normal(part) for part in parts if squad_normal(part)]
+    return bool(wanted) and all(part in answer for part in wanted)
 
 
 # --- The sample ------------------------------------------------------------------------------------
@@ -221,20 +240,27 @@ def server_prompt_seconds(message_ids: list[int]) -> list[float]:
 def report(outcomes: list[Outcome], server_seconds: list[float], log: Any = print) -> None:
     model = os.environ.get("CHAT_MODEL") or "the configured model"
     log(f"LoCoMo dev answers through POST /api/ask ({model}), {len(outcomes)} questions:")
-    answerable = [o for o in outcomes if o.asked.category != 5]
-    unanswerable = [o for o in outcomes if o.asked.category == 5]
-    if unanswerable:
-        log(
-            f"  category 5 abstained: {sum(o.abstained for o in unanswerable) / len(unanswerable):.0%} of {len(unanswerable)}"
-        )
-    if answerable:
-        answered = [o for o in answerable if not o.abstained]
-        log(f"  categories 1-4 answered: {len(answered) / len(answerable):.0%} of {len(answerable)}")
-        log(f"  token F1 over 1-4 (an abstention scores 0): {statistics.mean(o.f1 for o in answerable):.3f}")
-        for category in (1, 2, 3, 4):
-            scored = [o.f1 for o in answerable if o.asked.category == category]
-            if scored:
-                log(f"    {CATEGORIES[category]:<12} F1 {statistics.mean(scored):.3f} ({len(scored)})")
+    for half, sample_ids in HALVES.items():
+        asked = [o for o in outcomes if o.asked.sample_id in sample_ids]
+        if not asked:
+            continue
+        log(f"  {half} half ({', '.join(sample_ids)}):")
+        answerable = [o for o in asked if o.asked.category != 5]
+        unanswerable = [o for o in asked if o.asked.category == 5]
+        if unanswerable:
+            abstained = sum(o.abstained for o in unanswerable)
+            log(f"    category 5 abstained: {abstained / len(unanswerable):.0%} of {len(unanswerable)}")
+        if answerable:
+            answered = [o for o in answerable if not o.abstained]
+            golden = [o for o in answered if contains_gold(o.answer, o.asked.reference, o.asked.category)]
+            log(f"    categories 1-4 answered: {len(answered) / len(answerable):.0%} of {len(answerable)}; "
+                f"the answer contains the gold answer (under {FACT_MAX_WORDS} words): "
+                f"{len(golden) / len(answerable):.0%}")  # fmt: skip
+            log(f"    token F1 over 1-4 (an abstention scores 0): {statistics.mean(o.f1 for o in answerable):.3f}")
+            for category in (1, 2, 3, 4):
+                scored = [o.f1 for o in answerable if o.asked.category == category]
+                if scored:
+                    log(f"      {CATEGORIES[category]:<12} F1 {statistics.mean(scored):.3f} ({len(scored)})")
     claimed = sum(o.markers_claimed for o in outcomes)
     kept = sum(o.markers_kept for o in outcomes)
     log(
