@@ -41,23 +41,19 @@ import functools
 import json
 import os
 import re
-import socket
 import statistics
 import string
-import subprocess
-import sys
-import tempfile
 import time
 import urllib.request
 from collections import Counter, defaultdict
 from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
 from bench.common import percentile
+from bench.connections import in_process
 from bench.locomo import DATA, HALVES, HttpApi, conversations, ingest
 
 if TYPE_CHECKING:
@@ -175,29 +171,52 @@ def sample(per_category: int, path: Path = DATA, categories: tuple[int, ...] = t
 # --- Asking ----------------------------------------------------------------------------------------
 
 
-def ask(base_url: str, token: str, asked: Asked) -> Outcome:
-    """One question as SSE; times are from sending the request."""
-    outcome = Outcome(asked)
+@dataclass
+class Streamed:
+    """One `POST /api/ask` as Server-Sent Events: the `done` event, an error code, the client's times."""
+
+    done: dict[str, Any]
+    error: str = ""
+    first_token: float | None = None  # seconds from sending the request
+    seconds: float = 0.0
+
+
+def ask_streamed(base_url: str, token: str, body: dict[str, Any]) -> Streamed:
     request = urllib.request.Request(
         base_url.rstrip("/") + "/api/ask",
-        data=json.dumps({"question": asked.text}).encode(),
+        data=json.dumps(body).encode(),
         headers={"Content-Type": "application/json", "Accept": "text/event-stream", "Authorization": f"Bearer {token}"},
         method="POST",
     )
+    streamed = Streamed(done={})
     started = time.perf_counter()
     with urllib.request.urlopen(request, timeout=600) as response:
         for kind, event in _events(response):
-            if kind == "token" and outcome.first_token is None:
-                outcome.first_token = time.perf_counter() - started
+            if kind == "token" and streamed.first_token is None:
+                streamed.first_token = time.perf_counter() - started
             elif kind == "error":
-                outcome.error = event.get("code", "error")
+                streamed.error = event.get("code", "error")
             elif kind == "done":
-                outcome.last_token = time.perf_counter() - started
-                outcome.answer, outcome.abstained = event["answer"], event["abstained"]
-                outcome.message_id = event["message_id"]
-                check = event.get("check") or {}
-                outcome.markers_claimed = check.get("markers_claimed", 0)
-                outcome.markers_kept = check.get("markers_kept", 0)
+                streamed.done = event
+    streamed.seconds = time.perf_counter() - started
+    return streamed
+
+
+def ask(base_url: str, token: str, asked: Asked) -> Outcome:
+    """One question as SSE; times are from sending the request."""
+    streamed = ask_streamed(base_url, token, {"question": asked.text})
+    done, check = streamed.done, streamed.done.get("check") or {}
+    outcome = Outcome(
+        asked,
+        answer=done.get("answer", ""),
+        abstained=done.get("abstained", False),
+        first_token=streamed.first_token,
+        last_token=streamed.seconds,
+        markers_claimed=check.get("markers_claimed", 0),
+        markers_kept=check.get("markers_kept", 0),
+        message_id=done.get("message_id"),
+        error=streamed.error,
+    )
     if not outcome.abstained:
         outcome.f1 = answer_f1(outcome.answer, asked.reference, asked.category)
     return outcome
@@ -306,69 +325,6 @@ def run(base_url: str, per_category: int, categories: tuple[int, ...], *, log: A
 
 
 # --- In process: a bench database, a worker thread and daphne on it --------------------------------
-
-
-@contextmanager
-def app_server() -> Iterator[str]:
-    from celery.contrib.testing.worker import start_worker
-    from django.db import connection
-
-    from bench.common import bench_database, setup_django
-
-    setup_django()
-    with bench_database():
-        from secondbrain.celery import app
-
-        settings_dict = connection.settings_dict
-        database_url = f"postgresql://{settings_dict['USER']}@/{settings_dict['NAME']}?host={settings_dict['HOST']}"
-        port = _free_port()
-        with start_worker(app, pool="solo", perform_ping_check=False, queues=["ingest"], loglevel="WARNING"):
-            with tempfile.TemporaryFile("w+") as log:
-                server = subprocess.Popen(
-                    [
-                        sys.executable,
-                        "-m",
-                        "daphne",
-                        "-b",
-                        "127.0.0.1",
-                        "-p",
-                        str(port),
-                        "secondbrain.asgi:application",
-                    ],
-                    env={**os.environ, "DATABASE_URL": database_url},
-                    stdout=log,
-                    stderr=subprocess.STDOUT,
-                )
-                try:
-                    _wait_for_port(port, server)
-                    yield f"http://127.0.0.1:{port}"
-                finally:
-                    server.terminate()
-                    server.wait(timeout=20)
-            connection.close()
-            with connection.cursor() as cursor:  # the worker thread's connections must go before the drop
-                cursor.execute(
-                    "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
-                    "WHERE datname = current_database() AND pid <> pg_backend_pid()"
-                )
-
-
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
-
-
-def _wait_for_port(port: int, server: subprocess.Popen[Any]) -> None:
-    deadline = time.monotonic() + 60
-    while True:
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=1).close()
-            return
-        except OSError:
-            if server.poll() is not None or time.monotonic() > deadline:
-                raise RuntimeError("daphne did not start") from None
-            time.sleep(0.2)
 
 
 def dump(outcomes: list[Outcome], path: Path) -> None:
@@ -586,7 +542,7 @@ def main(argv: list[str] | None = None) -> None:
     if args.url:
         report(run(args.url, args.per_category, categories), [])
         return
-    with app_server() as base_url:
+    with in_process() as base_url:
         outcomes = run(base_url, args.per_category, categories)
         server_seconds = server_prompt_seconds([o.message_id for o in outcomes if o.message_id and not o.abstained])
         from django.conf import settings

@@ -83,6 +83,25 @@ def web(variant: Variant, database_url: str) -> Iterator[str]:
             server.wait(timeout=20)
 
 
+@contextlib.contextmanager
+def in_process() -> Iterator[str]:
+    """A bench database, a Celery worker thread and daphne as `make run` starts it: the app's URL."""
+    from celery.contrib.testing.worker import start_worker
+    from django.db import connection
+
+    from bench.common import bench_database, setup_django
+
+    setup_django()
+    with bench_database():
+        from secondbrain.celery import app
+
+        with (
+            start_worker(app, pool="solo", perform_ping_check=False, queues=["ingest"], loglevel="WARNING"),
+            web(Variant("app", {}), database_url(connection.settings_dict)) as url,
+        ):
+            yield url
+
+
 def database_url(db: dict[str, object]) -> str:
     """The URL of the database Django is connected to (`connection.settings_dict`), for a daphne of its own."""
     return f"postgresql://{db['USER']}@/{db['NAME']}?host={db['HOST']}"

@@ -19,18 +19,16 @@ import re
 import secrets
 import statistics
 import time
-import urllib.request
 from collections import defaultdict
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from datetime import time as clock
 from pathlib import Path
 from typing import Any
 
-from bench.answers import _events
+from bench.answers import ask_streamed
 from bench.common import percentile
+from bench.connections import in_process
 from bench.locomo import PASSWORD, HttpApi, _ok, wait_for_jobs
 
 DATA = Path(__file__).resolve().parent.parent / "tests" / "data" / "firstweek"
@@ -133,28 +131,21 @@ def ingest(api: HttpApi, now: datetime) -> str:
 
 
 def ask(base_url: str, token: str, question: Question, conversation_id: int | None) -> Answer:
-    answer = Answer(question)
     body = {"question": question.text} | ({"conversation_id": conversation_id} if conversation_id else {})
-    request = urllib.request.Request(
-        base_url.rstrip("/") + "/api/ask",
-        data=json.dumps(body).encode(),
-        headers={"Content-Type": "application/json", "Accept": "text/event-stream", "Authorization": f"Bearer {token}"},
-        method="POST",
+    streamed = ask_streamed(base_url, token, body)
+    done = streamed.done
+    return Answer(
+        question,
+        text=done.get("answer", ""),
+        abstained=done.get("abstained", False),
+        cited=[citation["source_title"] for citation in done.get("citations", [])],
+        route=done.get("route", ""),
+        follow_up=done.get("follow_up"),
+        first_token=streamed.first_token,
+        seconds=streamed.seconds,
+        conversation_id=done.get("conversation_id"),
+        error=streamed.error,
     )
-    started = time.perf_counter()
-    with urllib.request.urlopen(request, timeout=600) as response:
-        for kind, event in _events(response):
-            if kind == "token" and answer.first_token is None:
-                answer.first_token = time.perf_counter() - started
-            elif kind == "error":
-                answer.error = event.get("code", "error")
-            elif kind == "done":
-                answer.text, answer.abstained = event["answer"], event["abstained"]
-                answer.cited = [citation["source_title"] for citation in event["citations"]]
-                answer.route, answer.follow_up = event.get("route", ""), event.get("follow_up")
-                answer.conversation_id = event["conversation_id"]
-    answer.seconds = time.perf_counter() - started
-    return answer
 
 
 def run(base_url: str, *, log: Any = print) -> list[tuple[Answer, bool]]:
@@ -194,26 +185,6 @@ def report(results: list[tuple[Answer, bool]], log: Any = print) -> None:
             if first:
                 log(f"    first token, {route}: p50 {statistics.median(first):.2f} s, "
                     f"p95 {percentile(first, 0.95):.2f} s ({len(first)} answers)")  # fmt: skip
-
-
-@contextmanager
-def in_process() -> Iterator[str]:
-    """A bench database, a Celery worker thread and daphne as `make run` starts it; the app's URL."""
-    from celery.contrib.testing.worker import start_worker
-    from django.db import connection
-
-    from bench.common import bench_database, setup_django
-    from bench.connections import Variant, database_url, web
-
-    setup_django()
-    with bench_database():
-        from secondbrain.celery import app
-
-        with (
-            start_worker(app, pool="solo", perform_ping_check=False, queues=["ingest"], loglevel="WARNING"),
-            web(Variant("app", {}), database_url(connection.settings_dict)) as url,
-        ):
-            yield url
 
 
 def main(argv: list[str] | None = None) -> None:
