@@ -26,7 +26,7 @@ the run (`--sweep`: at other support thresholds too) — which calibrates the ch
 answers without asking the model again.
 
 `--person-check` runs every question's retrieval in process and applies the answer checks — the
-person test (chat/grounding.py `about_someone_else`) and the detail test (`missing_details`, at
+person test (chat/checks.py `about_someone_else`) and the detail test (`missing_details`, at
 several thresholds), each alone and both together — with the reference answer standing in for the
 model's: for category 5 the adversarial answer, which is what a fooled model says. It also applies
 the check that needs no answer (`told_of_someone_else`: the question searched about the other
@@ -50,7 +50,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any, NamedTuple, cast
 
 from bench.common import percentile
 from bench.connections import in_process
@@ -266,6 +266,10 @@ def report(outcomes: list[Outcome], server_seconds: list[float], log: Any = prin
         log(f"  {half} half ({', '.join(sample_ids)}):")
         answerable = [o for o in asked if o.asked.category != 5]
         unanswerable = [o for o in asked if o.asked.category == 5]
+        right = sum(o.abstained for o in unanswerable) + sum(
+            not o.abstained and contains_gold(o.answer, o.asked.reference, o.asked.category) for o in answerable
+        )
+        log(f"    right (category 5 abstained, 1-4 with the gold answer): {right / len(asked):.0%} of {len(asked)}")
         if unanswerable:
             abstained = sum(o.abstained for o in unanswerable)
             log(f"    category 5 abstained: {abstained / len(unanswerable):.0%} of {len(unanswerable)}")
@@ -327,46 +331,59 @@ def run(base_url: str, per_category: int, categories: tuple[int, ...], *, log: A
 # --- In process: a bench database, a worker thread and daphne on it --------------------------------
 
 
-def dump(outcomes: list[Outcome], path: Path) -> None:
-    """Each answered question with the model's own answer and the passages it was given (in order)."""
+def stored_answer(message_id: int | None) -> dict[str, Any] | None:
+    """An answer as `recheck` reads it: the model's own answer (before the checks), the passages it was given
+    (in order), which check turned it away ("retrieval": nothing relevant found, the model not asked), the
+    answer shown and the titles it cites."""
     from chat.models import Message
     from ingestion.models import Chunk
 
+    message = Message.objects.filter(pk=message_id).first() if message_id else None
+    if message is None:
+        return None
+    ids = [passage["chunk_id"] for passage in message.trace.get("passages", [])]
+    chunks = {
+        pk: {"text": text, "source_title": title, "occurred_at": when.isoformat(), "anchor": anchor}
+        for pk, text, title, when, anchor in Chunk.objects.filter(pk__in=ids).values_list(
+            "pk", "text", "source__title", "occurred_at", "anchor"
+        )
+    }
+    check = message.citation_check
+    asked_model = message.route == Message.Route.QUESTION
+    return {
+        "question": message.trace.get("question", ""),  # as the checks read it (a follow-up too)
+        "model_answer": check.get("model_answer", ""),
+        "abstained_by": check.get("abstained_by") or ("retrieval" if message.abstained and asked_model else ""),
+        "answer": message.content,
+        "abstained": message.abstained,
+        "cited": [
+            {"source_title": title, "text": excerpt}
+            for title, excerpt in message.citations.order_by("marker").values_list("source_title", "excerpt")
+        ],
+        "passages": [chunks[chunk_id] for chunk_id in ids if chunk_id in chunks],
+    }
+
+
+def dump(outcomes: list[Outcome], path: Path) -> None:
+    """Each answered question with the model's own answer and the passages it was given (in order)."""
     records = []
     for outcome in outcomes:
-        message = Message.objects.filter(pk=outcome.message_id).first() if outcome.message_id else None
-        if message is None:
-            continue
-        ids = [passage["chunk_id"] for passage in message.trace.get("passages", [])]
-        chunks = {
-            pk: {"text": text, "source_title": title, "occurred_at": when.isoformat(), "anchor": anchor}
-            for pk, text, title, when, anchor in Chunk.objects.filter(pk__in=ids).values_list(
-                "pk", "text", "source__title", "occurred_at", "anchor"
-            )
-        }
-        records.append(
-            {
-                "question": outcome.asked.text,
-                "category": outcome.asked.category,
-                "reference": outcome.asked.reference,
-                "model_answer": message.citation_check.get("model_answer", ""),
-                # "retrieval": nothing relevant was found, so the model was not asked.
-                "abstained_by": message.citation_check.get("abstained_by")
-                or ("retrieval" if message.abstained else ""),
-                "answer": outcome.answer,
-                "passages": [chunks[chunk_id] for chunk_id in ids if chunk_id in chunks],
-            }
-        )
+        stored = stored_answer(outcome.message_id)
+        if stored is not None:
+            asked = outcome.asked
+            records.append({**stored, "question": asked.text, "sample_id": asked.sample_id,
+                            "category": asked.category, "reference": asked.reference})  # fmt: skip
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(records, indent=1))
 
 
-def regrade(paths: list[Path], *, sweep: bool = False, log: Any = print) -> None:
+def regrade(paths: list[Path], *, sweep: bool = False, ablate: bool = False, log: Any = print) -> None:
     """Stored answers checked again by the code as it is now, against the verdicts stored when they were asked.
 
     Prints the figures at the app's thresholds, how many answers each check turned away (answerable and
     category 5 apart), and every question whose verdict changed, with the check that changed it. With
-    `sweep`, the figures at several support thresholds, with and without the checks that need the question.
+    `sweep`, the figures at several support thresholds, with and without the checks that need the question;
+    with `ablate`, the figures with each of `chat.checks.CHECKS` left out, and with none of them.
     """
     from bench.common import setup_django
 
@@ -375,12 +392,15 @@ def regrade(paths: list[Path], *, sweep: bool = False, log: Any = print) -> None
 
     records = [record for path in paths for record in json.loads(path.read_text())]
     log(f"{', '.join(path.name for path in paths)}: {len(records)} answers")
-    now = [_recheck(record) for record in records]
-    stored = [(record["abstained_by"], record["answer"]) for record in records]
+    now = [recheck(record) for record in records]
+    stored = [
+        Verdict(record["abstained_by"], record["answer"], record.get("cited", []), bool(record["abstained_by"]))
+        for record in records
+    ]
     log("  as stored: " + _regrade_figures(records, stored))
     log(f"  now (support {grounding.SUPPORT_THRESHOLD:.2f}): " + _regrade_figures(records, now))
     reasons: dict[str, Counter[str]] = {"1-4": Counter(), "5": Counter()}
-    for record, (by, _) in zip(records, now, strict=True):
+    for record, (by, _, _, _) in zip(records, now, strict=True):
         if by:
             reasons["5" if record["category"] == 5 else "1-4"][by] += 1
     for group, counted in reasons.items():
@@ -388,7 +408,9 @@ def regrade(paths: list[Path], *, sweep: bool = False, log: Any = print) -> None
             f"  turned away, category {group}: " + (", ".join(f"{by} {n}" for by, n in counted.most_common()) or "none")
         )
     changed = [
-        (record, by, text) for record, (by, text) in zip(records, now, strict=True) if by != record["abstained_by"]
+        (record, by, text)
+        for record, (by, text, _, _) in zip(records, now, strict=True)
+        if by != record["abstained_by"]
     ]
     log(f"  verdicts changed: {len(changed)}")
     for record, by, text in changed:
@@ -397,53 +419,99 @@ def regrade(paths: list[Path], *, sweep: bool = False, log: Any = print) -> None
             f"    cat {record['category']} {was} -> {by or 'answered'} | {record['question']} -> "
             f"{(text if not by else record['model_answer'])[:90]!r} (ref {record['reference'][:50]!r})"
         )
+    if ablate:
+        for label, subset in ablations():
+            for half, mine in _halves(records).items():
+                verdicts = [recheck(record, answer_checks=subset) for record in mine]
+                log(f"  {label:<22} {half:<8} | " + _regrade_figures(mine, verdicts))
     if not sweep:
         return
     log("  support, checks that need the question | figures")
-    kept_threshold = grounding.SUPPORT_THRESHOLD
-    try:
-        for threshold in (0.3, 0.35, 0.4, 0.45, 0.5):
-            grounding.SUPPORT_THRESHOLD = threshold
-            for person in (False, True):
-                verdicts = [_recheck(record, with_question=person) for record in records]
-                log(f"  {threshold:.2f}, {'with' if person else 'without'} | " + _regrade_figures(records, verdicts))
-    finally:
-        grounding.SUPPORT_THRESHOLD = kept_threshold
+    for threshold in (0.3, 0.35, 0.4, 0.45, 0.5):
+        for person in (False, True):
+            verdicts = [recheck(record, with_question=person, support=threshold) for record in records]
+            log(f"  {threshold:.2f}, {'with' if person else 'without'} | " + _regrade_figures(records, verdicts))
+
+
+def _halves(records: list[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
+    """The records of each half (by conversation); all in one group for a dump made before halves were kept."""
+    if not all("sample_id" in record for record in records):
+        return {"all": records}
+    return {half: [record for record in records if record["sample_id"] in ids] for half, ids in HALVES.items()}
+
+
+def ablations() -> list[tuple[str, tuple[Any, ...]]]:
+    """The checks as the app asks them, each left out in turn, and none of them: (label, checks)."""
+    from chat.checks import CHECKS
+
+    return [
+        ("all checks", CHECKS),
+        *((f"without {left.name}", tuple(c for c in CHECKS if c is not left)) for left in CHECKS),
+        ("no checks", ()),
+    ]
 
 
 _BEFORE_THE_MODEL = ("retrieval", "elsewhere")  # verdicts settled before the model was asked: nothing to re-check
 
 
-def _recheck(record: dict[str, Any], *, with_question: bool = True) -> tuple[str, str]:
-    """Which check turns the stored model answer away now ("" for none), and the answer as it would be shown.
+def recheck(
+    record: dict[str, Any],
+    *,
+    with_question: bool = True,
+    support: float | None = None,
+    answer_checks: tuple[Any, ...] | None = None,
+) -> "Verdict":
+    """Which check turns the stored model answer away now ("" for none), the answer as it would be shown and
+    the passages it would cite.
 
-    An answer settled before the model was asked (no relevant passage, or told of someone else) stays as it was.
+    An answer settled before the model was asked (no relevant passage, told of someone else, a conversation
+    reply or a listing) stays as it was.
     """
-    from chat import services
+    from chat import grounding, services
 
-    if record["abstained_by"] in _BEFORE_THE_MODEL:
-        return record["abstained_by"], record["answer"]
+    if record["abstained_by"] in _BEFORE_THE_MODEL or not record.get("model_answer") and not record["abstained_by"]:
+        by = record["abstained_by"]
+        return Verdict(by, record["answer"], record.get("cited", []), record.get("abstained", bool(by)))
+    hits = [_Passage.of(passage) for passage in record["passages"]]
     grounded = services.check_answer(
         question=record["question"] if with_question else "",
         answer=record["model_answer"],
         # Stored passages stand in for hits: check_answer reads only what _Passage has.
-        hits=cast("list[Hit]", [_Passage.of(passage) for passage in record["passages"]]),
+        hits=cast("list[Hit]", hits),
+        support=grounding.SUPPORT_THRESHOLD if support is None else support,
+        answer_checks=answer_checks,
     )
-    return grounded.check.get("abstained_by", ""), grounded.text
+    cited = [record["passages"][number - 1] for number in grounded.markers]
+    by = grounded.check.get("abstained_by", "")
+    return Verdict(by, grounded.text, cited, bool(by))
 
 
-def _regrade_figures(records: list[dict[str, Any]], verdicts: list[tuple[str, str]]) -> str:
+class Verdict(NamedTuple):
+    by: str  # the check that turned the answer away, "" when it is answered
+    text: str  # the answer as shown
+    cited: list[dict[str, Any]]  # the passages it cites: their `source_title` and `text`
+    abstained: bool
+
+
+def _regrade_figures(records: list[dict[str, Any]], verdicts: list[Verdict]) -> str:
     """The benchmark's figures for these verdicts: (the check that turned an answer away or "", the answer shown)."""
-    five = [bool(by) for record, (by, _) in zip(records, verdicts, strict=True) if record["category"] == 5]
+    five = [bool(by) for record, (by, _, _, _) in zip(records, verdicts, strict=True) if record["category"] == 5]
     answerable = [
-        (record, by, text) for record, (by, text) in zip(records, verdicts, strict=True) if record["category"] != 5
+        (record, by, text)
+        for record, (by, text, _, _) in zip(records, verdicts, strict=True)
+        if record["category"] != 5
     ]
     answered = sum(not by for _, by, _ in answerable)
     f1 = [0.0 if by else answer_f1(text, record["reference"], record["category"]) for record, by, text in answerable]
+    gold = sum(
+        not by and contains_gold(text, record["reference"], record["category"]) for record, by, text in answerable
+    )
+    right = (sum(five) + gold) / max(1, len(records))  # category 5 abstained, or 1-4 with the gold answer
     return (
+        f"right {right:.0%} | "
         f"category 5 abstained {sum(five)}/{len(five)} ({sum(five) / max(1, len(five)):.1%}), "
         f"1-4 answered {answered}/{len(answerable)} ({answered / max(1, len(answerable)):.1%}), "
-        f"F1 {statistics.mean(f1 or [0.0]):.3f}"
+        f"contains gold {gold}/{len(answerable)}, F1 {statistics.mean(f1 or [0.0]):.3f}"
     )
 
 
@@ -470,7 +538,7 @@ def person_check(log: Any = print) -> None:
         from django.conf import settings
 
         from accounts.models import User
-        from chat import grounding, selectors, services
+        from chat import checks, selectors, services
 
         tokens = {conversation.sample_id: ingest(api, conversation) for conversation in conversations()}
         del tokens  # the users exist now; retrieval runs as them directly
@@ -480,10 +548,10 @@ def person_check(log: Any = print) -> None:
             retrieval = selectors.retrieve(owner=user, query=asked.text, k=settings.ANSWER_CONTEXT_PASSAGES)
             relevant = services._relevant(retrieval)
             passages = [hit.text for hit in relevant]
-            person = grounding.about_someone_else(asked.text, asked.reference, passages)
+            person = checks.about_someone_else(asked.text, asked.reference, passages)
             turned_away[("person", asked.category)].append(person)
             details = {
-                common: bool(grounding.missing_details(asked.text, asked.reference, passages, common=common))
+                common: bool(checks.missing_details(asked.text, asked.reference, passages, common=common))
                 for common in DETAIL_SWEEP
             }
             for common, detail in details.items():
@@ -495,17 +563,17 @@ def person_check(log: Any = print) -> None:
                 and services._told_elsewhere(user=user, question=asked.text, hits=relevant, ignore_dates=False)
                 is not None
             )
-            in_use = person or details[grounding.DETAIL_COMMON_WORDS]
+            in_use = person or details[checks.DETAIL_COMMON_WORDS]
             turned_away[("elsewhere", asked.category)].append(elsewhere)
             turned_away[("all in use", asked.category)].append(in_use or elsewhere)
     log("Person and detail checks on LoCoMo dev (reference answers standing in for the model's): share turned away")
     log(
         "  detail N: a rare word of the question (not among the N most common) in no passage; "
-        f"in use: {grounding.DETAIL_COMMON_WORDS}"
+        f"in use: {checks.DETAIL_COMMON_WORDS}"
     )
-    checks = list(dict.fromkeys(check for check, _ in turned_away))
+    names = list(dict.fromkeys(check for check, _ in turned_away))
     log(f"  {'check':<12} " + " ".join(f"{CATEGORIES[category]:>12}" for category in sorted(CATEGORIES)) + "   cat 1-4")
-    for check in checks:
+    for check in names:
         cells = [turned_away[(check, category)] for category in sorted(CATEGORIES)]
         answerable = [value for category in (1, 2, 3, 4) for value in turned_away[(check, category)]]
         log(
@@ -531,10 +599,11 @@ def main(argv: list[str] | None = None) -> None:
         "--regrade", type=Path, nargs="+", help="check runs' stored answers again with the code as it is now"
     )
     parser.add_argument("--sweep", action="store_true", help="with --regrade: at several support thresholds too")
+    parser.add_argument("--ablate", action="store_true", help="with --regrade: each answer check left out in turn")
     args = parser.parse_args(argv or [])
     categories = tuple(sorted({int(part) for part in args.categories.split(",")}))
     if args.regrade:
-        regrade(args.regrade, sweep=args.sweep)
+        regrade(args.regrade, sweep=args.sweep, ablate=args.ablate)
         return
     if args.person_check:
         person_check()

@@ -11,6 +11,11 @@ the tuning half's failures are printed.
 
     python -m bench firstweek                   in process: a bench database, a worker, daphne
     python -m bench firstweek --url http://127.0.0.1:8000
+    python -m bench firstweek --regrade var/bench/firstweek-<model>.json --ablate
+
+An in-process run writes each answer with the model's own words and its passages to
+`var/bench/firstweek-<model>.json`; `--regrade` judges those again with today's answer checks, and
+`--ablate` with each check of `chat.checks.CHECKS` left out in turn, without asking the model again.
 """
 
 import argparse
@@ -26,7 +31,7 @@ from datetime import time as clock
 from pathlib import Path
 from typing import Any
 
-from bench.answers import ask_streamed
+from bench.answers import ablations, ask_streamed, recheck, stored_answer
 from bench.common import percentile
 from bench.connections import in_process
 from bench.locomo import PASSWORD, HttpApi, _ok, wait_for_jobs
@@ -69,6 +74,7 @@ class Answer:
     first_token: float | None = None
     seconds: float = 0.0
     conversation_id: int | None = None
+    message_id: int | None = None
     error: str = ""
 
 
@@ -144,6 +150,7 @@ def ask(base_url: str, token: str, question: Question, conversation_id: int | No
         first_token=streamed.first_token,
         seconds=streamed.seconds,
         conversation_id=done.get("conversation_id"),
+        message_id=done.get("message_id"),
         error=streamed.error,
     )
 
@@ -187,15 +194,61 @@ def report(results: list[tuple[Answer, bool]], log: Any = print) -> None:
                     f"p95 {percentile(first, 0.95):.2f} s ({len(first)} answers)")  # fmt: skip
 
 
+def dump(results: list[tuple[Answer, bool]], path: Path) -> None:
+    """Each answer as `bench.answers.recheck` reads it, with its question's id (in process only)."""
+    records = []
+    for answer, _ in results:
+        stored = stored_answer(answer.message_id)
+        if stored is not None:
+            records.append({**stored, "id": answer.question.id})
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(records, indent=1))
+
+
+def regrade(path: Path, *, ablate: bool = False, log: Any = print) -> None:
+    """Stored answers judged again with today's checks (and, with `ablate`, with each check left out)."""
+    from bench.common import setup_django
+
+    setup_django()
+    asked = {question.id: question for question in questions()}
+    titles = {note.file: note.title for note in notes()}
+    records = json.loads(path.read_text())
+    runs = ablations() if ablate else ablations()[:1]
+    log(f"{path.name}: {len(records)} answers, pass rate tune / confirm")
+    for label, subset in runs:
+        rates = {}
+        for half in ("tune", "confirm"):
+            mine = [record for record in records if asked[record["id"]].half == half]
+            passed = 0
+            for record in mine:
+                verdict = recheck(record, answer_checks=subset)
+                cited = [passage["source_title"] for passage in verdict.cited]
+                answer = Answer(asked[record["id"]], text=verdict.text, abstained=verdict.abstained, cited=cited)
+                passed += passes(answer, answer.question.rule, titles)
+            rates[half] = f"{passed}/{len(mine)} ({passed / max(1, len(mine)):.1%})"
+        log(f"  {label:<22} {rates['tune']} / {rates['confirm']}")
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m bench firstweek", description=__doc__.split("\n\n")[0])
     parser.add_argument("--url", help="a running app's base URL; default: in process")
+    parser.add_argument("--regrade", type=Path, help="judge a run's stored answers again with today's checks")
+    parser.add_argument("--ablate", action="store_true", help="with --regrade: each answer check left out in turn")
     args = parser.parse_args(argv or [])
+    if args.regrade:
+        regrade(args.regrade, ablate=args.ablate)
+        return
     if args.url:
         report(run(args.url))
         return
     with in_process() as url:
-        report(run(url))
+        results = run(url)
+        from django.conf import settings
+
+        stored = Path(settings.BASE_DIR) / "var" / "bench" / f"firstweek-{settings.CHAT_MODEL}.json"
+        dump(results, stored)
+    report(results)
+    print(f"  answers and passages: {stored} (python -m bench firstweek --regrade {stored} --ablate)")
 
 
 if __name__ == "__main__":

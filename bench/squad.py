@@ -10,6 +10,15 @@ passages of the same notes are computed in the same run.
 
     python -m bench squad                          # in process: a bench database and a worker thread
     python -m bench squad --url http://127.0.0.1:8000
+    python -m bench squad --answers --per-article 10   # answers through POST /api/ask (issue 20)
+    python -m bench squad --regrade var/bench/squad-<model>.json --ablate
+
+`--answers` asks, of each article, its first N answerable and first N unanswerable questions
+(`is_impossible`) through `POST /api/ask` and reports per half: the share of unanswerable questions
+that abstain, of answerable ones answered, of answerable ones whose answer contains a gold answer
+(SQuAD normalisation, under 60 words), and of answered ones where a cited passage holds a gold
+answer; with first-token times. An in-process run stores each answer with the model's own words and
+its passages; `--regrade` judges them again with today's answer checks (`--ablate`: each left out).
 
 SQuAD 2.0 (Rajpurkar, Jia and Liang, ACL 2018) is CC BY-SA 4.0 (tests/data/squad2/LICENSE.md).
 """
@@ -17,12 +26,24 @@ SQuAD 2.0 (Rajpurkar, Jia and Liang, ACL 2018) is CC BY-SA 4.0 (tests/data/squad
 import argparse
 import json
 import secrets
+import statistics
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
-from bench.locomo import PASSWORD, Api, _ok, app_search, open_api, rankers_over, read_within, wait_for_jobs
+from bench.locomo import (
+    PASSWORD,
+    Api,
+    HttpApi,
+    _ok,
+    app_search,
+    open_api,
+    rankers_over,
+    read_within,
+    wait_for_jobs,
+)
 
 DATA = Path(__file__).resolve().parent.parent / "tests" / "data" / "squad2" / "squad2_dev.json"
 BUDGET_WORDS = 300
@@ -117,11 +138,184 @@ def evaluate(
     )
 
 
+# --- Answers (issue 20) ----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Asked:
+    article: str
+    text: str
+    golds: tuple[str, ...]  # empty: unanswerable
+
+
+def asked_of(data: list[Article], per_article: int, path: Path = DATA) -> dict[str, list[Asked]]:
+    """Per half, each article's first `per_article` answerable and first `per_article` unanswerable questions."""
+    chosen: dict[str, list[Asked]] = {"tune": [], "confirm": []}
+    titles = [article.title for article in data]
+    for index, article in enumerate(json.loads(path.read_text())["data"]):
+        title = article["title"].replace("_", " ")
+        if title not in titles:
+            continue
+        answerable: list[Asked] = []
+        impossible: list[Asked] = []
+        for paragraph in article["paragraphs"]:
+            for qa in paragraph["qas"]:
+                golds = tuple(dict.fromkeys(gold["text"] for gold in qa["answers"]))
+                (impossible if qa.get("is_impossible") or not golds else answerable).append(
+                    Asked(title, qa["question"], () if qa.get("is_impossible") else golds)
+                )
+        half = "tune" if index < TUNE_ARTICLES else "confirm"
+        chosen[half] += answerable[:per_article] + impossible[:per_article]
+    return chosen
+
+
+def holds_gold(text: str, golds: Iterable[str]) -> bool:
+    from bench.answers import squad_normal
+
+    normal = squad_normal(text)
+    return any(squad_normal(gold) and squad_normal(gold) in normal for gold in golds)
+
+
+def contains_gold(answer: str, golds: Iterable[str]) -> bool:
+    from bench.answers import FACT_MAX_WORDS
+
+    return len(answer.split()) <= FACT_MAX_WORDS and holds_gold(answer, golds)
+
+
+@dataclass
+class Answered:
+    asked: Asked
+    text: str
+    abstained: bool
+    cited: list[str]  # the cited passages' text
+    first_token: float | None = None
+    message_id: int | None = None
+
+
+def figures(rows: list[Answered]) -> str:
+    impossible = [row for row in rows if not row.asked.golds]
+    answerable = [row for row in rows if row.asked.golds]
+    answered = [row for row in answerable if not row.abstained]
+    abstained = sum(row.abstained for row in impossible)
+    gold = sum(contains_gold(row.text, row.asked.golds) for row in answered)
+    cited = sum(any(holds_gold(text, row.asked.golds) for text in row.cited) for row in answered)
+    # One figure for trade-offs: the share handled right (an abstention where nothing answers, the gold answer
+    # where something does).
+    right = (abstained + gold) / max(1, len(rows))
+    return (
+        f"right {right:.0%} | "
+        f"unanswerable abstained {abstained}/{len(impossible)} ({abstained / max(1, len(impossible)):.0%}), "
+        f"answerable answered {len(answered)}/{len(answerable)} ({len(answered) / max(1, len(answerable)):.0%}), "
+        f"contains gold {gold / max(1, len(answerable)):.2f}, "
+        f"a cited passage holds it {cited}/{len(answered)} ({cited / max(1, len(answered)):.0%})"
+    )
+
+
+def answer_run(base_url: str, per_article: int, *, log: Callable[[str], None] = print) -> dict[str, list[Answered]]:
+    from bench.answers import ask_streamed
+
+    data = articles()
+    api = HttpApi(base_url)
+    username = f"squad-answers-{secrets.token_hex(3)}"
+    token: str = _ok(api.request("POST", "/api/auth/register", body={"username": username, "password": PASSWORD}), 201)[
+        "token"
+    ]
+    jobs = [
+        _ok(api.request("POST", "/api/notes", token=token, body={"title": a.title, "text": a.text}), 202)["job_id"]
+        for a in data
+    ]
+    wait_for_jobs(api, token, jobs, username)
+    results: dict[str, list[Answered]] = {}
+    for half, chosen in asked_of(data, per_article).items():
+        rows = results.setdefault(half, [])
+        for number, asked in enumerate(chosen, start=1):
+            streamed = ask_streamed(base_url, token, {"question": asked.text})
+            done = streamed.done
+            row = Answered(
+                asked,
+                done.get("answer", ""),
+                done.get("abstained", False),
+                [citation["excerpt"] for citation in done.get("citations", [])],
+                streamed.first_token,
+                done.get("message_id"),
+            )
+            rows.append(row)
+            kind = "answerable" if asked.golds else "unanswerable"
+            log(f"[{half} {number}/{len(chosen)}] {kind:<12} {'abstained' if row.abstained else 'answered '} "
+                f"{streamed.seconds:4.1f} s | {asked.text} → {row.text[:90]!r} (gold {asked.golds[:1]})")  # fmt: skip
+    return results
+
+
+def answer_report(results: dict[str, list[Answered]], log: Callable[[str], None] = print) -> None:
+    log("SQuAD 2.0 answers through POST /api/ask, tuning / confirming half:")
+    for half, rows in results.items():
+        log(f"  {half}: {figures(rows)}")
+        firsts = [row.first_token for row in rows if row.first_token is not None and not row.abstained]
+        if firsts:
+            log(f"    first token p50 {statistics.median(firsts):.2f} s ({len(firsts)} answers)")
+
+
+def answer_dump(results: dict[str, list[Answered]], path: Path) -> None:
+    from bench.answers import stored_answer
+
+    records = []
+    for half, rows in results.items():
+        for row in rows:
+            stored = stored_answer(row.message_id)
+            if stored is not None:
+                records.append({**stored, "half": half, "golds": list(row.asked.golds), "article": row.asked.article})
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(records, indent=1))
+
+
+def regrade(path: Path, *, ablate: bool = False, log: Callable[[str], None] = print) -> None:
+    """Stored answers judged again with today's answer checks (with `ablate`, each check left out in turn)."""
+    from bench.answers import ablations, recheck
+    from bench.common import setup_django
+
+    setup_django()
+    records: list[dict[str, Any]] = json.loads(path.read_text())
+    log(f"{path.name}: {len(records)} answers")
+    for label, subset in ablations() if ablate else ablations()[:1]:
+        for half in ("tune", "confirm"):
+            rows = []
+            for record in (record for record in records if record["half"] == half):
+                verdict = recheck(record, answer_checks=subset)
+                cited = [passage["text"] for passage in verdict.cited]
+                rows.append(Answered(Asked(record["article"], record["question"], tuple(record["golds"])),
+                                     verdict.text, verdict.abstained, cited))  # fmt: skip
+            log(f"  {label:<22} {half:<8} | {figures(rows)}")
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m bench squad", description=__doc__.split("\n\n")[0])
     parser.add_argument("--url", help="a running app's base URL; default: in process")
     parser.add_argument("--no-references", action="store_true")
+    parser.add_argument("--answers", action="store_true", help="answers through POST /api/ask instead of search")
+    parser.add_argument(
+        "--per-article", type=int, default=10, help="with --answers: questions of each kind per article"
+    )
+    parser.add_argument("--regrade", type=Path, help="judge a run's stored answers again with today's checks")
+    parser.add_argument("--ablate", action="store_true", help="with --regrade: each answer check left out in turn")
     args = parser.parse_args(argv or [])
+    if args.regrade:
+        regrade(args.regrade, ablate=args.ablate)
+        return
+    if args.answers:
+        if args.url:
+            answer_report(answer_run(args.url, args.per_article))
+            return
+        from bench.connections import in_process
+
+        with in_process() as url:
+            results = answer_run(url, args.per_article)
+            from django.conf import settings
+
+            stored = Path(settings.BASE_DIR) / "var" / "bench" / f"squad-{settings.CHAT_MODEL}.json"
+            answer_dump(results, stored)
+        answer_report(results)
+        print(f"  answers and passages: {stored} (python -m bench squad --regrade {stored} --ablate)")
+        return
     with open_api(args.url, with_references=not args.no_references) as api:
         evaluate(api, articles(), with_references=not args.no_references)
 

@@ -8,6 +8,14 @@
   answer's trace. (Whether the search reads it as a listing by time is the retrieval's call: a question
   naming only a time, "what did I add yesterday?", lists that time's sources.)
 
+A question also has a **shape**, which decides how much is read and how the answer is written:
+
+- **list** — it asks for several things ("which books…", "what exercises…", "what do I need to…",
+  "who still hasn't…"): every match, one per line;
+- **summary** — it asks for the gist ("summarize…", "what were my plans for…", "how did … go?", "what
+  happened at work?"): a short paragraph;
+- **fact** — everything else: one or two sentences.
+
 Rules, not the model: they decide in microseconds, a greeting never waits for the model, and each rule
 is a thing a person says, not a dataset's format. A message is conversation only when every clause of
 it is: "hi, what did Maria promise?" is a question.
@@ -18,6 +26,7 @@ from dataclasses import dataclass
 
 CONVERSATION = "conversation"
 QUESTION = "question"
+FACT, LIST, SUMMARY = "fact", "list", "summary"
 
 _GREETING = (
     r"(?:hi|hello|hey|hiya|howdy|yo|hallo|good (?:morning|afternoon|evening|day)|morning|evening)"
@@ -81,12 +90,39 @@ _NOT_NAMES = frozenset(
 )
 
 
+# The gist of something: asked for by name, or by asking what happened, how it went, what the plans were.
+_SUMMARY = re.compile(
+    r"\b(?:summar(?:y|ise|ize)|sum (?:it |that |this )?up|gist|recap|overview|catch me up|fill me in|"
+    r"remind me (?:what|about|of)|tell me about|what happened|what(?:'s| has| have) been (?:happening|going on)|"
+    r"what went on|how did (?:it|the|my|our|that)\b.* go|how (?:is|was|are|were) (?:the|my|our)\b.* going|"
+    r"what (?:are|were|was|is) (?:my|the|our) plans?|what(?:'s| is| was) the plan|"
+    r"what did i (?:write|note|say|jot down) (?:in|about)|what do i know about)\b",
+    re.IGNORECASE,
+)
+# Several things: "which …", "list …", "what <things> …" (a plural noun), "what do I need to …",
+# "what's on my list", "who still / else / all …".
+_LIST = re.compile(
+    r"^(?:which|list|name)\b|\blist\b|\b(?:all|every) (?:the |my |of )?\w+s\b|"
+    r"\bwhat (?:do|did|does|should|will) (?:i|we) (?:need|have|want) (?:to|for)\b|"
+    r"\bwhat (?:am|are) (?:i|we) (?:bringing|taking|packing|buying|getting)\b|"
+    r"\bwhat(?:'s| is) (?:left|still)\b|\bstill (?:need|needs|to do|have to)\b|\bto-?do\b|"
+    r"\bwho (?:still|else|all)\b",
+    re.IGNORECASE,
+)
+_AUXILIARY = frozenset(
+    "do does did have has had am is are was were should can could will would shall may might must "
+    "i i've i'd i'm we you he she they it's that's".split()
+)
+_NOT_PLURAL = re.compile(r"(?:ss|us|is|ous|'s|’s)$")
+
+
 @dataclass(frozen=True)
 class Intent:
     kind: str  # CONVERSATION or QUESTION
     acts: tuple[str, ...] = ()  # for conversation: greeting, thanks, praise, farewell, meta
     search: str = ""  # what retrieval reads: the question, or the follow-up made standalone
     follow_up: bool = False
+    shape: str = FACT  # for a question: FACT, LIST or SUMMARY
 
 
 def read(message: str, previous: tuple[str, str] | None = None) -> Intent:
@@ -95,8 +131,31 @@ def read(message: str, previous: tuple[str, str] | None = None) -> Intent:
     if acts:
         return Intent(CONVERSATION, acts=acts)
     if previous is not None and is_follow_up(message):
-        return Intent(QUESTION, search=standalone(message, *previous), follow_up=True)
-    return Intent(QUESTION, search=message)
+        return Intent(QUESTION, search=standalone(message, *previous), follow_up=True, shape=shape_of(message))
+    return Intent(QUESTION, search=message, shape=shape_of(message))
+
+
+def shape_of(question: str) -> str:
+    """Whether the question asks for a summary, a list of several things, or a fact."""
+    text = " ".join(question.replace("’", "'").split())
+    if _SUMMARY.search(text):
+        return SUMMARY
+    if _LIST.search(text) or _asks_for_things(text):
+        return LIST
+    return FACT
+
+
+def _asks_for_things(question: str) -> bool:
+    """ "What exercises did…", "what gift ideas have I…": "what" and a plural noun before the verb."""
+    words = [word.lower() for word in _WORD.findall(question)]
+    if not words or words[0] not in {"what", "which"}:
+        return False
+    taken: list[str] = []
+    for word in words[1:4]:
+        if word in _AUXILIARY:
+            break
+        taken.append(word)
+    return bool(taken) and len(taken[-1]) > 3 and taken[-1].endswith("s") and not _NOT_PLURAL.search(taken[-1])
 
 
 def conversation_acts(message: str) -> tuple[str, ...]:

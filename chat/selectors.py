@@ -379,6 +379,18 @@ def sources_in(*, owner_id: int, date_range: DateRange, k: int) -> list[Hit]:
     return _hits(_LISTING_SQL.format(filters=filters, order=order), params | {"k": k})
 
 
+def source_passages(*, owner_id: int, source_id: int, k: int) -> list[Hit]:
+    """The first `k` passages of one of the owner's sources, in reading order (a summary reads it whole)."""
+    sql = """
+        SELECT c.id, c.source_id, s.title, s.kind, c.text, 0.0, 0.0, 0.0, c.occurred_at, c.anchor
+        FROM ingestion_chunk c JOIN ingestion_source s ON s.id = c.source_id
+        WHERE c.owner_id = %(owner)s AND c.source_id = %(source)s
+        ORDER BY c.ordinal
+        LIMIT %(k)s
+    """
+    return _hits(sql, {"owner": owner_id, "source": source_id, "k": k})
+
+
 @dataclass(frozen=True)
 class Retrieval:
     """How `retrieve` read a question and what it found.

@@ -399,7 +399,8 @@ _UPLOAD_VERBS = re.compile(
     r"\b(?:upload(?:s|ed|ing)?|add(?:s|ed|ing)?|record(?:s|ed|ing)?|sav(?:e|es|ed|ing)|import(?:s|ed|ing)?)\b",
     re.IGNORECASE,
 )
-_WORDS = re.compile(r"[^\W\d_]+|\d+")
+# "to-do" is a word of its own (a topic), not "to" and "do".
+_WORDS = re.compile(r"[^\W\d_]+(?:-[^\W\d_]+)*|\d+")
 # Words that carry no topic: question words, pronouns, auxiliaries, and the verbs and nouns of
 # "what did I do / upload / talk about" questions.
 _FILLER = frozenset(
@@ -412,7 +413,7 @@ _FILLER = frozenset(
     worked working go went going upload uploaded uploads uploading add added adding record recorded
     recording recordings save saved import imported store stored note notes file files document
     documents source sources stuff thing things new recent recently latest earlier ago else again
-    whole time s t
+    whole time s t down jot jotted noted typed writing
     """.split()
 )
 

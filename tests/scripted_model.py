@@ -21,6 +21,7 @@ class Script:
     delay: float = 0.0  # seconds before each token
     break_after: int | None = None  # drop the connection after this many tokens
     requests: int = 0
+    bodies: list[dict[str, object]] = field(default_factory=list)  # each request's JSON, as the app sent it
 
 
 class ScriptedModel:
@@ -56,9 +57,10 @@ class _Handler(BaseHTTPRequestHandler):
             pass  # the app stopped reading: the person pressed Stop
 
     def _stream(self) -> None:
-        self.rfile.read(int(self.headers.get("Content-Length", 0)))
+        body = self.rfile.read(int(self.headers.get("Content-Length", 0)))
         script = self.model.script
         script.requests += 1
+        script.bodies.append(json.loads(body or b"{}"))
         self.send_response(200)
         self.send_header("Content-Type", "text/event-stream")
         self.send_header("Transfer-Encoding", "chunked")

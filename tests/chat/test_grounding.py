@@ -32,3 +32,12 @@ def test_a_short_answer_is_judged_by_the_statement_it_rests_on() -> None:
     assert grounded.text == "National park [1]" and grounded.markers == [1]
     # A statement still has to speak to it: nothing in the passages is about a theme park's rides.
     assert ground("Roller coasters and water slides [1]", [PARK, ART]).text == ""
+
+
+GARDEN = "Garden jobs: fix the shed door hinge, net the brassicas, and plant the seed potatoes in March."
+
+
+def test_a_list_keeps_its_lines_and_loses_only_what_no_passage_supports() -> None:
+    answer = "- Fix the shed door hinge [1]\n- Net the brassicas [1]\n- Repaint the fence with blue varnish [1]"
+    grounded = ground(answer, [GARDEN])
+    assert grounded.text == "- Fix the shed door hinge [1]\n- Net the brassicas [1]", grounded.text

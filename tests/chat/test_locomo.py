@@ -75,8 +75,14 @@ def test_regrade_reports_each_checks_share_and_the_verdicts_that_changed(tmp_pat
     path.write_text(json.dumps(stored))
     lines: list[str] = []
     regrade([path], log=lines.append)
-    assert "category 5 abstained 2/2 (100.0%), 1-4 answered 0/1 (0.0%), F1 0.000" in lines[1]
-    assert "category 5 abstained 2/2 (100.0%), 1-4 answered 1/1 (100.0%), F1 1.000" in lines[2]
+    assert (
+        "right 67% | category 5 abstained 2/2 (100.0%), 1-4 answered 0/1 (0.0%), contains gold 0/1, F1 0.000"
+        in lines[1]
+    )
+    assert (
+        "right 100% | category 5 abstained 2/2 (100.0%), 1-4 answered 1/1 (100.0%), contains gold 1/1, F1 1.000"
+        in lines[2]
+    )
     assert "  turned away, category 5: model 1, retrieval 1" in lines
     assert "  verdicts changed: 1" in lines
     assert lines[-1].startswith("    cat 4 person -> answered | Where did Caroline move from? -> 'Sweden [1]'")

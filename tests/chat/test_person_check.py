@@ -4,7 +4,7 @@ LoCoMo's "not in the notes" questions are mostly real questions with the person 
 tell of Melanie's race, the question asks what Caroline realised after hers.
 """
 
-from chat.grounding import about_others, about_someone_else, only_names, only_the_question, told_of_someone_else
+from chat.checks import about_others, about_someone_else, only_names, only_the_question, told_of_someone_else
 
 TALK = """Caroline and Melanie — session 4
 

@@ -135,3 +135,73 @@ def test_a_follow_up_is_searched_as_a_question_of_its_own_and_shown_as_read(
 def test_a_question_of_its_own_is_not_read_as_a_follow_up(question: str) -> None:
     read = intent.read(question, ("Who recommended Piranesi to me?", "Tom recommended Piranesi [1]."))
     assert read.kind == intent.QUESTION and not read.follow_up and read.search == question
+
+
+PHYSIO_NOTE = """Physio, Tuesday
+
+Shoulder still clicks when I reach overhead. Dana says it's the rotator cuff, not the joint.
+Exercises, twice a day:
+- pendulum swings, 30 seconds each way
+- wall slides, 10 reps
+- external rotation with the green band, 3 x 12
+- sleeper stretch, hold 30 seconds
+Next visit in two weeks; no swimming until then."""
+
+
+@pytest.mark.parametrize(
+    ("question", "shape"),
+    [
+        ("What exercises did the physio give me?", intent.LIST),
+        ("Which books have people recommended to me?", intent.LIST),
+        ("What do I need to pack for the camping trip?", intent.LIST),
+        ("Who still hasn't replied about the party?", intent.LIST),
+        ("Summarize my 1:1 with Rebecca.", intent.SUMMARY),
+        ("How did the interview go? Give me the gist.", intent.SUMMARY),
+        ("What were my plans for Lisbon?", intent.SUMMARY),
+        ("What is the guest wifi called?", intent.FACT),
+        ("What's the printer's IP address?", intent.FACT),
+        ("When is the dentist appointment?", intent.FACT),
+        ("Who recommended Piranesi to me?", intent.FACT),
+        ("How much did the brakes cost?", intent.FACT),
+    ],
+)
+def test_a_question_is_read_as_a_fact_a_list_or_a_summary(question: str, shape: str) -> None:
+    assert intent.read(question).shape == shape
+
+
+def test_a_list_question_asks_for_every_item_and_keeps_the_answers_lines(
+    celery_worker: None, scripted_model: ScriptedModel
+) -> None:
+    user = User.objects.create_user("patient", password="x-long-enough-Passw0rd")
+    note_of(user, PHYSIO_NOTE)
+    scripted_model.script = Script(
+        tokens=["- Pendulum swings [1]\n", "- Wall slides [1]\n", "- External rotation with the green band [1]\n",
+                "- Sleeper stretch [1]"]
+    )  # fmt: skip
+    events = events_of(user=user, question="What exercises did the physio give me?")
+    writing = next(event for event in events if event["type"] == "stage" and event["stage"] == "writing")
+    assert writing["text"] == "Writing a list…"
+    done = events[-1]
+    lines = done["answer"].split("\n")
+    assert len(lines) == 4 and all(line.startswith("- ") and line.endswith("[1]") for line in lines), done["answer"]
+    assert done["citations"] and not done["abstained"]
+    system = scripted_model.script.bodies[-1]["messages"][0]["content"]  # type: ignore[index]
+    assert "every item the sources give" in system and "one per line" in system
+    assert Message.objects.get(pk=done["message_id"]).trace["shape"] == intent.LIST
+
+
+def test_a_summary_reads_its_source_whole_in_order(celery_worker: None, scripted_model: ScriptedModel) -> None:
+    user = User.objects.create_user("manager", password="x-long-enough-Passw0rd")
+    topics = ["the dashboard migration", "the raise", "the Amsterdam offsite", "the hiring plan", "the on-call rota"]
+    paragraphs = [
+        f"Rebecca and I spent a while on {topic}. " + " ".join(f"We noted point {n} about {topic}." for n in range(8))
+        for topic in topics
+    ]
+    note_of(user, "1:1 with Rebecca\n\n" + "\n\n".join(paragraphs))
+    scripted_model.script = Script(tokens=["We covered the dashboard migration and the on-call rota [1]."])
+    done = events_of(user=user, question="Summarize my 1:1 with Rebecca.")[-1]
+    assert Message.objects.get(pk=done["message_id"]).trace["shape"] == intent.SUMMARY
+    system = scripted_model.script.bodies[-1]["messages"][0]["content"]  # type: ignore[index]
+    assert "short paragraph" in system
+    places = [system.find(topic) for topic in topics]
+    assert all(place >= 0 for place in places) and places == sorted(places), places

@@ -77,6 +77,10 @@ CASES = [
     ("What did I do on 29 February?", D(2024, 2, 29), D(2024, 3, 1), "content", "temporal"),
     ("What did I do last March?", D(2026, 3, 1), D(2026, 4, 1), "content", "temporal"),
     ("What did I upload about taxes last week", D(2026, 4, 27), D(2026, 5, 4), "upload", "hybrid"),
+    # Writing something down is recording it, and names no topic; a to-do list is a topic.
+    ("What did I jot down yesterday?", D(2026, 5, 5), D(2026, 5, 6), "content", "temporal"),
+    ("What did I note down three days ago?", D(2026, 5, 3), D(2026, 5, 4), "content", "temporal"),
+    ("What's on my to-do list today?", D(2026, 5, 6), D(2026, 5, 7), "content", "hybrid"),
 ]
 
 
