@@ -88,7 +88,7 @@ class _Turn:
         return self.intent.shape if self.intent is not None else intent.FACT
 
     @property
-    def passages(self) -> int:
+    def context_passages(self) -> int:
         """How many passages the model reads: more for a list or a summary."""
         factor = 1 if self.shape == intent.FACT else LONG_SHAPE_FACTOR
         return settings.ANSWER_CONTEXT_PASSAGES * factor
@@ -141,7 +141,7 @@ async def answer_stream(
         yield {"type": "stage", "stage": "follow_up", "text": f"Read as a follow-up: {turn.intent.search}"}
     yield {"type": "stage", "stage": "searching", "text": "Searching your notes…"}
     turn.retrieval = await database_sync_to_async(selectors.retrieve)(
-        owner=user, query=turn.intent.search, k=turn.passages, ignore_dates=ignore_dates
+        owner=user, query=turn.intent.search, k=turn.context_passages, ignore_dates=ignore_dates
     )
     turn.mark("search")
     if turn.retrieval.mode == "temporal":
@@ -150,7 +150,7 @@ async def answer_stream(
         return
     relevant = _relevant(turn.retrieval)
     if relevant and turn.intent.shape == intent.SUMMARY:
-        relevant = await database_sync_to_async(_read_whole)(user=user, hits=relevant, k=turn.passages)
+        relevant = await database_sync_to_async(_read_whole)(user=user, hits=relevant, k=turn.context_passages)
     yield {
         "type": "stage",
         "stage": "found",

@@ -478,6 +478,53 @@ def with_dates(text: str, said_on: date) -> str:
         label, _ = _dates_label(span[0], span[1] - timedelta(days=1))
         out.append(f"{text[done : found.end]} ({label})")
         done = found.end
+    return _with_dates_ahead("".join(out) + text[done:], said_on)
+
+
+# What a note says of days to come, where it is unmistakable: "tomorrow" ("tmrw"), and a weekday with
+# its day of the month ("Fri 28th", "Thursday the 4th") — the nearest such day to the note's date.
+# A bare weekday is left alone: "on Friday" in a note may be the one before or the one after.
+_SHORT_WEEKDAYS = r"(?P<weekday>mon|tue|tues|wed|weds|thu|thur|thurs|fri|sat|sun)(?:day|sday|nesday|rsday|urday)?\.?"
+_AHEAD = [
+    (re.compile(r"\b(?:tomorrow|tmrw|tmr|tmoz|2moro)\b", re.IGNORECASE), lambda g, said_on: said_on + timedelta(days=1)),
+    (
+        re.compile(rf"\b{_SHORT_WEEKDAYS}\s+(?:the\s+)?(?P<day>[0-3]?\d)(?:st|nd|rd|th)?\b(?!\s*(?:[:.]\d|am|pm|%))", re.IGNORECASE),
+        lambda g, said_on: _weekday_and_day(g["weekday"], int(g["day"]), said_on),
+    ),
+]  # fmt: skip
+
+
+def _weekday_and_day(weekday: str, day: int, said_on: date) -> date | None:
+    """The date nearest `said_on` (within about six weeks) that falls on `day` of its month and on `weekday`;
+    if none does (a weekday slipped), the nearest that falls on `day`."""
+    wanted = next(number for name, number in _WEEKDAYS.items() if name.startswith(weekday.lower()[:3]))
+    near = [
+        candidate
+        for offset in range(-1, 2)
+        if (candidate := _day_of(*_month_shift(said_on, offset), day)) is not None
+        and abs((candidate - said_on).days) <= 45
+    ]
+    matching = [candidate for candidate in near if candidate.weekday() == wanted] or near
+    return min(matching, key=lambda candidate: abs((candidate - said_on).days)) if matching else None
+
+
+def _month_shift(day: date, months: int) -> tuple[int, int]:
+    index = day.year * 12 + day.month - 1 + months
+    return index // 12, index % 12 + 1
+
+
+def _with_dates_ahead(text: str, said_on: date) -> str:
+    found: list[tuple[int, int, date]] = []
+    for pattern, resolve in _AHEAD:
+        for match in pattern.finditer(text):
+            when = resolve(match.groupdict(), said_on)
+            if when is not None and not text[match.end() :].startswith(" ("):
+                found.append((match.start(), match.end(), when))
+    out, done = [], 0
+    for start, end, when in sorted(found):
+        if start >= done:
+            out.append(f"{text[done:end]} ({day_label(when)})")
+            done = end
     return "".join(out) + text[done:]
 
 

@@ -275,3 +275,18 @@ async def test_earlier_messages_left_out_of_the_context_are_noted_live_and_on_re
     await database_sync_to_async(client.force_login)(user)
     page = (await database_sync_to_async(client.get)(f"/chat/{conversation_id}/")).content.decode()
     assert page.count("Earlier messages were left out") == 1
+
+
+async def test_a_greeting_gets_no_regenerate_button_and_an_answer_does(
+    gardener: tuple[User, list], scripted_model: ScriptedModel
+) -> None:
+    _, headers = gardener
+    communicator = WebsocketCommunicator(application, "/ws/chat/", headers=headers)
+    assert (await communicator.connect())[0]
+    try:
+        hello = await ask(communicator, {"question": "hi"})
+        answer = await ask(communicator, {"question": "When do the tomatoes go into the raised bed?"})
+    finally:
+        await communicator.disconnect()
+    assert "Hello!" in hello and ">Regenerate</button>" not in hello
+    assert ">Regenerate</button>" in answer

@@ -6,7 +6,7 @@ from zoneinfo import ZoneInfo
 import pytest
 
 from accounts.models import zone_named
-from chat.temporal import DateRange, describe, interpret
+from chat.temporal import DateRange, describe, interpret, with_dates
 
 BERLIN = ZoneInfo("Europe/Berlin")
 LOS_ANGELES = ZoneInfo("America/Los_Angeles")
@@ -185,3 +185,19 @@ def test_every_weekday_means_the_most_recent_one_before_today() -> None:
         assert date_range is not None and date_range.since is not None
         found = date_range.since.date()
         assert found.weekday() == number and date(2026, 4, 29) <= found < date(2026, 5, 6), name
+
+
+@pytest.mark.parametrize(
+    ("text", "said_on", "read"),
+    [
+        ("I went to the support group yesterday.", date(2023, 5, 8), "yesterday (7 May 2023)."),
+        ("do it tmrw at the latest", date(2026, 11, 25), "do it tmrw (26 November 2026) at the latest"),
+        ("Lankum, Fri 28th, doors 7pm", date(2026, 11, 20), "Lankum, Fri 28th (28 November 2026), doors 7pm"),
+        # The weekday settles the month: the Friday that is a 4th near 20 November 2026 is in December.
+        ("party Fri the 4th", date(2026, 11, 20), "party Fri the 4th (4 December 2026)"),
+        ("Thurs 9.40am w Dr Keane", date(2026, 11, 20), "Thurs 9.40am w Dr Keane"),  # a time, not a day
+        ("see you on Friday", date(2026, 11, 20), "see you on Friday"),  # before or after: left alone
+    ],
+)
+def test_a_passage_is_read_with_the_dates_its_days_mean(text: str, said_on: date, read: str) -> None:
+    assert with_dates(text, said_on).endswith(read)
