@@ -1,232 +1,234 @@
 """The person check: an answer resting on a line about someone other than the person asked about.
 
-LoCoMo's "not in the notes" questions are mostly real questions with the person swapped: the notes
-tell of Melanie's race, the question asks what Caroline realised after hers.
+Notes often speak of several people, and a question about one of them can find the line where
+another tells of the same thing: the chat says Priya did the sponsored swim, the question asks what
+Sam realised after his. Every word matches but the person, and the answer is about the wrong one.
 """
 
 from chat.checks import about_others, about_someone_else, only_names, only_the_question, told_of_someone_else
 
-TALK = """Caroline and Melanie — session 4
+TALK = """Sam and Priya — Sunday catch-up
 
-Melanie: I ran a charity race for mental health last Saturday. It made me realise self-care is really important.
+Priya: I did a sponsored swim for the hospice last Saturday. It made me realise rest days really matter.
 
-Caroline: That's amazing! Did you train for it long?
+Sam: That's brilliant! Did you train for it long?
 
-Melanie: For two months. You love running too, so come along next time."""
+Priya: For two months. You love cycling too, so come along next time."""
 
 
 def test_an_answer_from_a_line_about_someone_else_is_caught() -> None:
-    question = "What did Caroline realize after her charity race?"
-    assert about_someone_else(question, "She realised self-care is really important.", [TALK])
+    question = "What did Sam realise after his sponsored swim?"
+    assert about_someone_else(question, "He realised rest days really matter.", [TALK])
 
 
 def test_an_answer_about_the_person_asked_about_passes() -> None:
-    question = "What did Melanie realize after her charity race?"
-    assert not about_someone_else(question, "She realised self-care is really important.", [TALK])
+    question = "What did Priya realise after her sponsored swim?"
+    assert not about_someone_else(question, "She realised rest days really matter.", [TALK])
 
 
 def test_you_points_at_the_other_speaker() -> None:
-    # "you love running" is Melanie telling Caroline about Caroline.
-    assert not about_someone_else("What does Caroline love?", "Caroline loves running.", [TALK])
-    assert about_someone_else("What does Melanie love?", "She loves running.", [TALK])
+    # "You love cycling" is Priya telling Sam about Sam.
+    assert not about_someone_else("What does Sam love?", "Sam loves cycling.", [TALK])
+    assert about_someone_else("What does Priya love?", "She loves cycling.", [TALK])
 
 
 def test_questions_in_the_notes_assert_nothing() -> None:
-    # Tim's question shares more words with the answer than John's reply does (LoCoMo conv-43).
+    # Dana's question shares more words with the answer than Omar's reply does, but only the reply says anything.
     passages = [
-        "Tim: It's awesome how our passions shape our lives. Do you have any big goals for your basketball career?",
-        "John: Yeah! Winning a championship is my number one goal. I also want to make a difference off the court.",
+        "Dana: Good to see the club growing. Do you have any big goals for your cycling club this year?",
+        "Omar: Yes! Winning the regional time trial is my number one goal. I also want more beginners riding.",
     ]
-    question = "What are John's goals with regards to his basketball career?"
-    answer = "John's goals for his basketball career are winning a championship and making a difference."
+    question = "What are Omar's goals for his cycling club this year?"
+    answer = "Omar's goals for his cycling club are winning the regional time trial and more beginners riding."
     assert not about_someone_else(question, answer, passages)
 
 
 def test_a_named_speaker_outweighs_other_names_the_line_shares() -> None:
-    # LoCoMo conv-41: John's colleague invited John; the question makes Rob Maria's colleague.
+    # Sam's neighbour invited Sam; the question makes Alan Priya's neighbour.
     passages = [
-        "Maria: Any plans for the weekend?",
-        "John: Nothing too soon, but my colleague Rob invited me to a beginner's yoga class.",
+        "Priya: Any plans for the weekend?",
+        "Sam: Nothing much, but my neighbour Alan invited me to a pottery taster session.",
     ]
-    question = "What activity did Maria's colleague, Rob, invite her to?"
-    assert about_someone_else(question, "A beginner's yoga class.", passages)
-    assert not about_someone_else("What activity did John's colleague, Rob, invite him to?", "Yoga.", passages)
+    question = "What did Priya's neighbour, Alan, invite her to?"
+    assert about_someone_else(question, "A pottery taster session.", passages)
+    assert not about_someone_else("What did Sam's neighbour, Alan, invite him to?", "Pottery.", passages)
     # A question naming no speaker still counts the names it shares with the line.
-    assert not about_someone_else("What class did Rob invite someone to?", "A beginner's yoga class.", passages)
+    assert not about_someone_else("What did Alan invite someone to?", "A pottery taster session.", passages)
 
 
 def test_a_line_found_mostly_by_the_question_still_counts() -> None:
-    # LoCoMo conv-43: the restaurant and the teammates are John's; the answer's own words are nowhere.
-    passages = ["John: I went to a local restaurant with some new teammates last week."]
-    question = "What did Tim celebrate at a restaurant with teammates?"
-    assert about_someone_else(question, "A tough win.", passages)
-    assert not about_someone_else("What did John celebrate at a restaurant with teammates?", "A tough win.", passages)
+    # The tapas bar and the book club are Sam's; the answer's own words are nowhere.
+    passages = ["Sam: I went to the new tapas bar with my book club last week."]
+    question = "What did Priya celebrate at the tapas bar with her book club?"
+    assert about_someone_else(question, "Her birthday.", passages)
+    assert not about_someone_else(
+        "What did Sam celebrate at the tapas bar with his book club?", "A birthday.", passages
+    )
 
 
 def test_a_turn_that_greets_someone_says_you_to_them() -> None:
-    # LoCoMo conv-42: the passage is Joanna's one turn; "your recommendation" is Nate's.
-    passages = [
-        "Joanna: Hey Nate, how's it going? I took your recommendation and watched The Lord of the Rings Trilogy!"
-    ]
-    assert not about_someone_else("What is Nate's favorite movie trilogy?", "The Lord of the Rings [1]", passages)
+    # The passage is Sam's one turn, and it greets Priya: "your advice" is hers.
+    passages = ["Sam: Hi Priya, hope the move went okay! I finally took your advice and read The Remains of the Day."]
+    assert not about_someone_else("What is Priya's favourite novel?", "The Remains of the Day [1]", passages)
+
+
+RECIPES = [
+    "Sam: I've cooked all the recipes in that book, but the lentil soup is my top pick.",
+    "Priya: Lentil soup is such a simple recipe - it's what I make every Sunday.",
+]
 
 
 def test_another_ending_of_a_word_is_the_same_word() -> None:
-    # "dance" and "dances": Jon's own line matches the question as well as Gina's does.
-    passages = [
-        "Jon: I love all dances, but contemporary is my top pick.",
-        "Gina: Contemporary dance is so expressive and graceful - it really speaks to me.",
-    ]
-    assert not about_someone_else("What is Jon's favorite style of dance?", "Contemporary [1]", passages)
+    # "recipe" and "recipes": Sam's own line matches the question as well as Priya's does.
+    assert not about_someone_else("What is Sam's favourite recipe?", "Lentil soup [1]", RECIPES)
 
 
 def test_lines_as_good_as_each_other_all_count() -> None:
-    # LoCoMo conv-30: Jon's line ties with Gina's, and the first of them used to decide; both love contemporary.
-    passages = [
-        "Jon: I love all dances, but contemporary is my top pick.",
-        "Gina: Contemporary dance is so expressive and graceful - it really speaks to me.",
-    ]
-    assert not about_someone_else("What is Gina's favorite style of dance?", "Contemporary [2]", passages)
+    # Sam's line ties with Priya's, and the first of them used to decide; both love the lentil soup.
+    assert not about_someone_else("What is Priya's favourite recipe?", "Lentil soup [2]", RECIPES)
     # A line that is better than the rest still decides alone.
-    assert about_someone_else("What is Gina's top pick of all dances?", "Contemporary [1]", passages)
+    assert about_someone_else("What is Priya's top pick of the recipes in that book?", "Lentil soup [1]", RECIPES)
 
 
 def test_a_short_name_of_a_speaker_is_that_speaker() -> None:
-    # LoCoMo conv-26: "Mel" is Melanie; six answerable questions about her were turned away.
-    passages = ["Caroline: What did you make?", "Melanie: The kids and I made pots at the pottery workshop."]
-    assert not about_someone_else("What did Mel and her kids make at the workshop?", "Pots [1]", passages)
-    assert about_someone_else("What did Caro make at the workshop?", "Pots [1]", passages)
-    assert about_others("What did Caro realize after her charity race?", CAROLINE_LINES) == {
-        "Melanie": "What did Melanie realize after her charity race?"
+    # "Ben" is Benjamin and "Alex" Alexandra: people shorten the names of those they talk about.
+    passages = ["Alexandra: What did you make?", "Benjamin: The kids and I made birdhouses at the woodwork class."]
+    assert not about_someone_else("What did Ben and his kids make at the woodwork class?", "Birdhouses [1]", passages)
+    assert about_someone_else("What did Alex make at the woodwork class?", "Birdhouses [1]", passages)
+    assert about_others("What did Alex make at the woodwork class?", passages) == {
+        "Benjamin": "What did Benjamin make at the woodwork class?"
     }
 
 
 def test_a_speaker_given_as_the_answer_is_found_in_what_they_say() -> None:
-    # LoCoMo conv-41: the 1.5B model answered "Maria [1]"; it was her aunt who inspired *her*.
+    # Asked who inspired Priya, a model answers "Sam [1]"; it was his sister who inspired *him*.
     passages = [
-        "John: Wow, Maria! That's really making a big impact. What made you decide to get involved with that?\n\n"
-        "Maria: I started volunteering to help make a difference. My aunt believed in volunteering, so I'm inspired by her.",
+        "Priya: Wow, Sam! That's a lot of money for a good cause. What made you decide to sign up?\n\n"
+        "Sam: I started fundraising to give something back. My sister always believed in fundraising, so I'm "
+        "inspired by her.",
     ]
-    assert about_someone_else("Who inspired John to start volunteering?", "Maria [1]", passages)
-    assert not about_someone_else("Who inspired Maria to start volunteering?", "Her aunt [1]", passages)
-    # Named in John's line about John, Maria is the answer.
-    passages.append("John: Maria got me to start volunteering at the shelter, and it changed my life.")
-    assert not about_someone_else("Who got John to start volunteering?", "Maria [2]", passages)
+    assert about_someone_else("Who inspired Priya to start fundraising?", "Sam [1]", passages)
+    assert not about_someone_else("Who inspired Sam to start fundraising?", "His sister [1]", passages)
+    # Named in Priya's line about Priya, Sam is the answer.
+    passages.append("Priya: Sam got me to start fundraising for the food bank, and I love it.")
+    assert not about_someone_else("Who got Priya to start fundraising?", "Sam [2]", passages)
 
 
 def test_the_s_of_a_possessive_is_no_word_of_the_answer() -> None:
-    # LoCoMo conv-41: "Maria's auntie" left an "s" that John's "each other's back" has, and John's line won.
+    # "Priya's godmother" would leave an "s" that Sam's "it's" has, and Sam's line, which has more of the
+    # question's words, would win.
     passages = [
-        "John: We have each other's back through good times and bad. It's important to help family during hard times.",
-        "Maria: When I was younger, we had some money problems and had to rely on outside help from our auntie.",
+        "Sam: It's hard being a student with no money, and family help is what got my brother through those years.",
+        "Priya: When I was at college, money was tight and I had to rely on my godmother.",
     ]
-    question = "Who gave Maria's family money when she was younger and her family was going through tough times?"
-    assert not about_someone_else(question, "Maria's auntie [2]", passages)
-    assert about_someone_else(question.replace("Maria's", "John's"), "John's auntie [2]", passages)
+    question = "Who helped Priya with money when she was a student and the years were hard?"
+    assert not about_someone_else(question, "Priya's godmother [2]", passages)
+    assert about_someone_else(question.replace("Priya", "Sam"), "Sam's godmother [2]", passages)
 
 
 def test_without_names_or_a_matching_line_it_has_no_opinion() -> None:
-    assert not about_someone_else("What did I realise after the race?", "Self-care is important.", [TALK])
-    assert not about_someone_else("What is Caroline's favourite colour?", "Teal.", [TALK])
+    assert not about_someone_else("What did I realise after the swim?", "Rest days matter.", [TALK])
+    assert not about_someone_else("What is Sam's favourite colour?", "Teal.", [TALK])
 
 
 def test_a_name_alone_answers_only_a_question_that_asks_who() -> None:
-    # What the 1.5B model wrote for two of LoCoMo's traps (conv-41, conv-30).
-    passages = ["John: I dropped off the old car at the shelter.", "Maria: That's so kind of you!"]
-    assert only_names("What did Maria donate to a luxury store?", "John and Maria [5]", passages)
-    assert only_names("What was Jon's favorite dancing memory?", "Gina's [5]", ["Gina: Dancing is my life!"])
-    assert not only_names("Who did Maria donate the car with?", "John [1]", passages)
-    assert not only_names("Whose car did John donate?", "Maria's.", passages)
-    assert not only_names("What did John donate?", "The old car [1]", passages)
-    assert not only_names("What is the name of Maria's puppy?", "Shadow [2]", passages)  # no speaker
-    assert not only_names("Did John move from Sweden or Norway?", "Sweden [1]", passages)  # a place on offer
-    assert not only_names("Which friend did John call?", "Maria [1]", passages)
+    # Fooled by a question about something never said, a small model answers with who is talking.
+    passages = ["Sam: I dropped the old sofa off at the charity shop.", "Priya: That's so kind of you!"]
+    assert only_names("What did Priya give to the antiques dealer?", "Sam and Priya [5]", passages)
+    assert only_names("What was Omar's favourite holiday memory?", "Lena's [5]", ["Lena: Holidays are the best!"])
+    assert not only_names("Who did Priya take the sofa with?", "Sam [1]", passages)
+    assert not only_names("Whose sofa did Sam give away?", "Priya's.", passages)
+    assert not only_names("What did Sam give away?", "The old sofa [1]", passages)
+    assert not only_names("What is the name of Priya's cat?", "Biscuit [2]", passages)  # no speaker
+    assert not only_names("Did Sam move from Leeds or York?", "Leeds [1]", passages)  # a place on offer
+    assert not only_names("Which friend did Sam call?", "Priya [1]", passages)
 
 
 def test_the_question_repeated_is_no_answer() -> None:
-    # What the 1.5B model wrote for LoCoMo traps (conv-43, conv-41): the premise restated as a fact.
-    assert only_the_question("What type of meal does Tim often cook using a slow cooker?", "Slow cooker [4]")
-    question = "What recognition did John receive at the homeless shelter in August 2023?"
-    assert only_the_question(question, "John received recognition at the homeless shelter in August 2023.")
-    assert only_the_question("Who is Anthony?", "Anthony [1]")
+    # Lost, a small model answers with the question's own words: the premise restated as a fact.
+    assert only_the_question("What kind of loaf does Omar often bake in his bread machine?", "Bread machine [4]")
+    question = "What award did Lena receive at the school fete in June 2024?"
+    assert only_the_question(question, "Lena received an award at the school fete in June 2024.")
+    assert only_the_question("Who is Declan?", "Declan [1]")
     # Anything new is an answer, and so are a choice on offer, a yes or no, and a denial.
-    assert not only_the_question("What type of meal does Tim cook using a slow cooker?", "Stews [4]")
-    assert not only_the_question("After how many weeks did Tim call back?", "4 weeks [5]")
-    assert not only_the_question("Would Melanie like a national park or a theme park?", "A national park [2]")
-    assert not only_the_question(
-        "Which did Melanie like more, the national park or the theme park?", "The national park"
-    )
-    assert not only_the_question("Did John receive recognition at the shelter?", "John received recognition.")
-    assert not only_the_question("What recognition did John receive at the shelter?", "John received none [2]")
+    assert not only_the_question("What kind of loaf does Omar bake in his bread machine?", "Rye [4]")
+    assert not only_the_question("After how many weeks did the plumber call back?", "4 weeks [5]")
+    assert not only_the_question("Would Lena like a camping trip or a city break?", "A camping trip [2]")
+    assert not only_the_question("Which did Lena like more, the camping trip or the city break?", "The camping trip")
+    assert not only_the_question("Did Lena receive an award at the fete?", "Lena received an award.")
+    assert not only_the_question("What award did Lena receive at the fete?", "Lena received none [2]")
 
 
 # --- Whose story is it? (the question asked again about the other speaker) ----------------------
 
-CAROLINE_LINES = [
-    "Caroline: I painted a sunset after my pottery class. Painting helps me relax.",
-    "Melanie: That looks lovely! You have such an eye for colour.",
+SAM_LINES = [
+    "Sam: I sketched the harbour after my life-drawing class. Drawing helps me switch off.",
+    "Priya: That's lovely! You have such a good eye.",
 ]
-MELANIE_LINES = [
-    "Melanie: I ran a charity race for mental health last Saturday. It made me realise self-care is really important.",
-    "Caroline: That's amazing, Mel!",
+PRIYA_LINES = [
+    "Priya: I did a sponsored swim for the hospice last Saturday. It made me realise rest days really matter.",
+    "Sam: Well done you!",
 ]
 
 
 def test_the_question_is_asked_again_about_each_other_speaker() -> None:
-    question = "What did Caroline realize after her charity race?"
-    assert about_others(question, CAROLINE_LINES) == {"Melanie": "What did Melanie realize after her charity race?"}
-    assert about_others("What did Caroline and Melanie paint?", CAROLINE_LINES) == {}  # names both
-    assert about_others("What did Rob paint?", CAROLINE_LINES) == {}  # names no speaker
+    question = "What did Sam realise after the sponsored swim?"
+    assert about_others(question, SAM_LINES) == {"Priya": "What did Priya realise after the sponsored swim?"}
+    assert about_others("What did Sam and Priya draw?", SAM_LINES) == {}  # names both
+    assert about_others("What did Omar draw?", SAM_LINES) == {}  # names no speaker
 
 
 def test_a_question_whose_answer_is_someone_elses_is_told_of_them() -> None:
-    question = "What did Caroline realize after her charity race?"
-    assert told_of_someone_else(question, CAROLINE_LINES, {"Melanie": MELANIE_LINES}) == "Melanie"
+    question = "What did Sam realise after the sponsored swim?"
+    assert told_of_someone_else(question, SAM_LINES, {"Priya": PRIYA_LINES}) == "Priya"
 
 
 def test_the_named_persons_own_lines_keep_the_question_theirs() -> None:
-    # Both ran a race: Caroline's own line speaks to the question, whatever Melanie's says.
-    own = ["Caroline: My charity race went well, I realised how much I like running.", *CAROLINE_LINES]
-    question = "What did Caroline realize after her charity race?"
-    assert told_of_someone_else(question, own, {"Melanie": MELANIE_LINES}) is None
-    asked_right = "What did Melanie realize after her charity race?"
-    assert told_of_someone_else(asked_right, MELANIE_LINES, {"Caroline": CAROLINE_LINES}) is None
+    # Both did the swim: Sam's own line speaks to the question, whatever Priya's says.
+    own = ["Sam: My sponsored swim went well, I realised how much I like the pool.", *SAM_LINES]
+    question = "What did Sam realise after the sponsored swim?"
+    assert told_of_someone_else(question, own, {"Priya": PRIYA_LINES}) is None
+    asked_right = "What did Priya realise after the sponsored swim?"
+    assert told_of_someone_else(asked_right, PRIYA_LINES, {"Sam": SAM_LINES}) is None
 
 
 def test_another_speaker_who_also_misses_the_question_changes_nothing() -> None:
-    question = "What did Caroline realize after her charity race?"
-    assert told_of_someone_else(question, CAROLINE_LINES, {"Melanie": ["Melanie: I love my garden."]}) is None
+    question = "What did Sam realise after the sponsored swim?"
+    assert told_of_someone_else(question, SAM_LINES, {"Priya": ["Priya: I love my allotment."]}) is None
 
 
 def test_asking_about_the_topic_is_not_telling_of_it() -> None:
-    # LoCoMo conv-42: Nate asks Joanna about her hobbies; his question says nothing of his own.
-    joanna = ["Joanna: Besides writing, I also enjoy reading and exploring nature."]
-    nate = ["Nate: What are your hobbies, Joanna? Mine keep changing.", "Joanna: Writing, mostly!"]
-    assert told_of_someone_else("What are Joanna's hobbies?", joanna, {"Nate": nate}) is None
-    nate_telling = ["Nate: My hobbies are gaming and making ice cream.", "Joanna: Fun!"]
-    assert told_of_someone_else("What are Joanna's hobbies?", joanna, {"Nate": nate_telling}) == "Nate"
+    # Omar asks Lena about her hobbies; his question says nothing of his own.
+    lena = ["Lena: Besides knitting, I also enjoy baking and long walks."]
+    omar = [
+        "Omar: So what are your hobbies these days, Lena? I never know what to do with my evenings.",
+        "Lena: Knitting!",
+    ]
+    assert told_of_someone_else("What are Lena's hobbies?", lena, {"Omar": omar}) is None
+    omar_telling = ["Omar: My hobbies are climbing and brewing beer.", "Lena: Fun!"]
+    assert told_of_someone_else("What are Lena's hobbies?", lena, {"Omar": omar_telling}) == "Omar"
 
 
 def test_another_speakers_line_that_means_the_question_is_told_of_them() -> None:
-    # LoCoMo conv-43: cooking is John's therapy. Tim's line shares "court" with the question, John's
-    # "court" and "therapy": too small a lead in words alone, but John's line means the question.
-    tim = ["Tim: I sat right by the court at the game last night, what a thrill!", "John: Nice!"]
-    john = ["John: Cooking is like therapy for me after a long day on the court.", "Tim: Sounds great."]
-    question = "What hobby is a therapy for Tim when away from the court?"
-    assert about_others(question, tim) == {"John": "What hobby is a therapy for John when away from the court?"}
-    assert told_of_someone_else(question, tim, {"John": john}) == "John"
-    asked_right = "What hobby is a therapy for John when away from the court?"
-    assert told_of_someone_else(asked_right, john, {"Tim": tim}) is None
+    # Baking is Lena's therapy. Omar's line shares "office" with the question, Lena's "office" and
+    # "therapy": too small a lead in words alone, but Lena's line means the question.
+    omar = ["Omar: The office party was on Friday, what a night!", "Lena: Nice!"]
+    lena = ["Lena: Baking bread is like therapy for me after a long week at the office.", "Omar: Sounds great."]
+    question = "What hobby is a therapy for Omar when away from the office?"
+    assert about_others(question, omar) == {"Lena": "What hobby is a therapy for Lena when away from the office?"}
+    assert told_of_someone_else(question, omar, {"Lena": lena}) == "Lena"
+    asked_right = "What hobby is a therapy for Lena when away from the office?"
+    assert told_of_someone_else(asked_right, lena, {"Omar": omar}) is None
 
 
 def test_a_reply_speaks_to_the_question_it_answers() -> None:
-    # LoCoMo conv-26: Caroline's plans are her reply to Melanie's question; Melanie tells of her own.
-    caroline = [
-        "Melanie: My kids are so excited about summer break! Any fun plans for the summer?\n\n"
-        "Caroline: Researching adoption agencies - it's been a dream to have a family."
+    # Sam's plans are his reply to Priya's question; Priya tells of her own.
+    sam = [
+        "Priya: The kids can't wait for half term! Any fun plans for the holidays?\n\n"
+        "Sam: Looking at flats in Glasgow - it's been a dream to move back north."
     ]
-    melanie = ["Melanie: Our summer plans? Camping next month with the kids, like every summer."]
-    question = "What are Caroline's plans for the summer?"
-    assert told_of_someone_else(question, caroline, {"Melanie": melanie}) is None
-    unanswered = ["Melanie: My kids are so excited about summer break!\n\nCaroline: I love adoption agencies."]
-    assert told_of_someone_else(question, unanswered, {"Melanie": melanie}) == "Melanie"
+    priya = ["Priya: We always make the same plans for the holidays: a week on a canal boat with the kids."]
+    question = "What are Sam's plans for the holidays?"
+    assert told_of_someone_else(question, sam, {"Priya": priya}) is None
+    unanswered = ["Priya: The kids can't wait for half term!\n\nSam: I love looking at flats in Glasgow."]
+    assert told_of_someone_else(question, unanswered, {"Priya": priya}) == "Priya"
