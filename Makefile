@@ -36,6 +36,12 @@ setup: system-packages $(INSTALLED) $(MODELS)
 # app runs, not llama.cpp's multimodal library, tools and examples — 389 s instead of 604 s here.
 # Your own CMAKE_ARGS (a GPU backend, say) are added after these.
 LLAMA_CMAKE_ARGS := -DLLAVA_BUILD=OFF -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_BUILD_TOOLS=OFF -DLLAMA_BUILD_SERVER=OFF
+# It is built for this CPU (-march=native) but without Intel's AMX tiles: some virtual machines and
+# sandboxes report AMX and then fault on its first tile instruction, and the model server died with
+# SIGILL on its first answer (seen here on a Sapphire Rapids host, 2026-11-26). AVX-512 stays.
+ifeq ($(shell uname -m),x86_64)
+LLAMA_CFLAGS := -mno-amx-tile -mno-amx-int8 -mno-amx-bf16
+endif
 
 # torch goes first and pinned: pip takes the CPU build from this machine's disk, where an
 # unpinned torch (asked for by sentence-transformers) would pull gigabytes of CUDA.
@@ -43,7 +49,8 @@ $(INSTALLED): pyproject.toml requirements.lock
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet torch==2.13.0
-	CMAKE_ARGS="$(LLAMA_CMAKE_ARGS) $(CMAKE_ARGS)" $(BIN)/python -m pip install --quiet -c requirements.lock -e '.[local-models,dev]'
+	CFLAGS="$(LLAMA_CFLAGS) $(CFLAGS)" CXXFLAGS="$(LLAMA_CFLAGS) $(CXXFLAGS)" CMAKE_ARGS="$(LLAMA_CMAKE_ARGS) $(CMAKE_ARGS)" \
+		$(BIN)/python -m pip install --quiet -c requirements.lock -e '.[local-models,dev]'
 	# openai-whisper without its triton dependency (1 GB, GPU only): its other deps are pinned above.
 	$(BIN)/python -m pip install --quiet --no-deps openai-whisper==20250625
 	touch $@
