@@ -96,7 +96,8 @@ _SUMMARY = re.compile(
     r"remind me (?:what|about|of)|tell me about|what happened|what(?:'s| has| have) been (?:happening|going on)|"
     r"what went on|how did (?:it|the|my|our|that)\b.* go|how (?:is|was|are|were) (?:the|my|our)\b.* going|"
     r"what (?:are|were|was|is) (?:my|the|our) plans?|what(?:'s| is| was) the plan|"
-    r"what did i (?:write|note|say|jot down) (?:in|about)|what do i know about)\b",
+    r"what did i (?:write|note|say|jot down) (?:in|about)|what do i know about|"
+    r"what(?:'s| is| was| are| were) (?:the|this|that|these|those|my) (?:\w+ ){1,3}about(?=\s*\?*\s*$))",
     re.IGNORECASE,
 )
 # Several things: "which …", "list …", "what <things> …" (a plural noun), "what do I need to …",
@@ -123,6 +124,7 @@ class Intent:
     search: str = ""  # what retrieval reads: the question, or the follow-up made standalone
     follow_up: bool = False
     shape: str = FACT  # for a question: FACT, LIST or SUMMARY
+    source_kind: str | None = None  # "pdf" or "audio" when it points at a source by its kind ("the PDF")
 
 
 def read(message: str, previous: tuple[str, str] | None = None) -> Intent:
@@ -130,9 +132,48 @@ def read(message: str, previous: tuple[str, str] | None = None) -> Intent:
     acts = conversation_acts(message)
     if acts:
         return Intent(CONVERSATION, acts=acts)
+    kind = source_kind_of(message)
     if previous is not None and is_follow_up(message):
-        return Intent(QUESTION, search=standalone(message, *previous), follow_up=True, shape=shape_of(message))
-    return Intent(QUESTION, search=message, shape=shape_of(message))
+        search = standalone(message, *previous)
+        return Intent(QUESTION, search=search, follow_up=True, shape=shape_of(message), source_kind=kind)
+    return Intent(QUESTION, search=message, shape=shape_of(message), source_kind=kind)
+
+
+# A source pointed at by its kind, as people do right after dropping one in: "summarize the PDF", "what
+# is the paper about?", "what did I say in my last voice memo?". Only with a word that picks one out
+# ("the", "this", "my last" …): "do I have any PDFs about tax?" asks of the notes in general.
+_POINTER = r"\b(?:the|this|that|my|these|those)\s+(?:(?:last|latest|new|newest|recent|most recent|uploaded|first)\s+)?"
+_SOURCE_KINDS = {
+    "pdf": re.compile(_POINTER + r"(?:pdf|paper|article|document|doc|report|scan|slides|handout)s?\b", re.IGNORECASE),
+    "audio": re.compile(
+        _POINTER + r"(?:recording|audio|voice ?(?:memo|note|message)|memo|transcript|podcast|lecture|talk|speech)s?\b",
+        re.IGNORECASE,
+    ),
+}
+
+
+def source_kind_of(question: str) -> str | None:
+    """The kind of source the question points at ("pdf", "audio"), or None."""
+    found = [(match.start(), kind) for kind, pattern in _SOURCE_KINDS.items() if (match := pattern.search(question))]
+    return min(found)[1] if found else None
+
+
+# What asking for a source's gist says besides the source: "summarize the PDF", "give me the main points
+# of the recording", "what is the paper about?" name no topic to search for.
+_GIST = frozenset(
+    """summarize summarise summary sum up gist recap overview quick short brief main key points point idea
+    ideas mean means say says said cover covers covered in of about please me give tell what is was are
+    were it did i my the a an this that do does""".split()
+)
+
+
+def names_a_topic(question: str) -> bool:
+    """Whether a question that points at a source by kind also asks about something in it
+    ("what does the paper say about HPO?") rather than for the source itself ("summarize the PDF")."""
+    rest = question
+    for pattern in _SOURCE_KINDS.values():
+        rest = pattern.sub(" ", rest)
+    return any(word.lower() not in _GIST for word in _WORD.findall(rest))
 
 
 def shape_of(question: str) -> str:

@@ -404,6 +404,7 @@ class Retrieval:
     hits: list[Hit]
     query: str = ""
     label: str = ""
+    pointed: bool = False  # the question pointed at this source ("summarize the PDF"): read it, ungated
 
 
 def retrieve(

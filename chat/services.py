@@ -24,7 +24,7 @@ from chat import checks, grounding, intent, llm, selectors, temporal
 from chat.intent import Intent
 from chat.models import Citation, Conversation, Message
 from chat.selectors import Hit, Retrieval
-from ingestion.models import anchor_label
+from ingestion.models import Source, anchor_label
 from ingestion.selectors import sources_of
 from secondbrain.errors import DATABASE_UNREACHABLE, AppError, as_app_error
 
@@ -140,9 +140,7 @@ async def answer_stream(
     if turn.intent.follow_up:
         yield {"type": "stage", "stage": "follow_up", "text": f"Read as a follow-up: {turn.intent.search}"}
     yield {"type": "stage", "stage": "searching", "text": "Searching your notes…"}
-    turn.retrieval = await database_sync_to_async(selectors.retrieve)(
-        owner=user, query=turn.intent.search, k=turn.context_passages, ignore_dates=ignore_dates
-    )
+    turn.retrieval = await database_sync_to_async(_retrieve)(turn=turn, user=user, ignore_dates=ignore_dates)
     turn.mark("search")
     if turn.retrieval.mode == "temporal":
         async for event in _listing_stream(turn=turn, user=user):
@@ -345,13 +343,30 @@ def _done(message: Message, citations: list[dict[str, Any]]) -> Event:
     }
 
 
+def _retrieve(*, turn: _Turn, user: User, ignore_dates: bool) -> Retrieval:
+    """The passages for the question. One that points at a source by its kind ("summarize the PDF", "what
+    did I say in my last voice memo?") searches only that kind of source — and when it names nothing else
+    to look for, reads the newest of them from its start."""
+    assert turn.intent is not None
+    kind, k = turn.intent.source_kind, turn.context_passages
+    pointed = sources_of(owner=user).filter(kind=kind, status=Source.Status.READY) if kind else None
+    if pointed is None or not pointed.exists():
+        return selectors.retrieve(owner=user, query=turn.intent.search, k=k, ignore_dates=ignore_dates)
+    if intent.names_a_topic(turn.question.content):
+        return selectors.retrieve(owner=user, query=turn.intent.search, k=k, kind=kind, ignore_dates=ignore_dates)
+    newest = pointed.order_by("-created_at", "-id").first()
+    assert newest is not None
+    hits = selectors.source_passages(owner_id=user.pk, source_id=newest.pk, k=k)
+    return Retrieval(mode="semantic", date_range=None, hits=hits, query=turn.intent.search, pointed=True)
+
+
 def _relevant(retrieval: Retrieval) -> list[Hit]:
     """The hits worth showing the model.
 
     A listing by time has no similarity to gate on (its hits score 0): being in the range is what
-    makes a passage relevant there.
+    makes a passage relevant there; a source the question pointed at is relevant as a whole.
     """
-    if retrieval.mode == "temporal":
+    if retrieval.mode == "temporal" or retrieval.pointed:
         return retrieval.hits
     return [hit for hit in retrieval.hits if hit.similarity >= settings.RELEVANCE_MIN_SIMILARITY]
 
@@ -673,6 +688,8 @@ def _trace(
         "mode": retrieval.mode if retrieval else "semantic",
         "date_range": _range_payload(retrieval) if retrieval else None,
         "query": retrieval.query if retrieval else "",
+        "source_kind": turn.intent.source_kind if turn.intent is not None else None,
+        "pointed": retrieval.pointed if retrieval else False,
         "timings": turn.timings,
         "left_out": turn.left_out,
         "prompt": turn.prompt or None,

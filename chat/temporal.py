@@ -481,9 +481,12 @@ def with_dates(text: str, said_on: date) -> str:
     return _with_dates_ahead("".join(out) + text[done:], said_on)
 
 
-# What a note says of days to come, where it is unmistakable: "tomorrow" ("tmrw"), and a weekday with
-# its day of the month ("Fri 28th", "Thursday the 4th") — the nearest such day to the note's date.
-# A bare weekday is left alone: "on Friday" in a note may be the one before or the one after.
+# What a note says of days to come, where it is unmistakable: "tomorrow" ("tmrw"); a weekday with its
+# day of the month ("Fri 28th", "Thursday the 4th") — the nearest such day to the note's date; and a
+# weekday with a time of day ("Thurs 9.40am", "Tuesday at 7pm"), which is how people jot down an
+# appointment — the first such weekday after the note's date (a week on when it is that day: "next
+# session Thurs 9.40am" written on a Thursday). A bare weekday is left alone: "on Friday" in a note may
+# be the one before or the one after.
 _SHORT_WEEKDAYS = r"(?P<weekday>mon|tue|tues|wed|weds|thu|thur|thurs|fri|sat|sun)(?:day|sday|nesday|rsday|urday)?\.?"
 _AHEAD = [
     (re.compile(r"\b(?:tomorrow|tmrw|tmr|tmoz|2moro)\b", re.IGNORECASE), lambda g, said_on: said_on + timedelta(days=1)),
@@ -491,7 +494,17 @@ _AHEAD = [
         re.compile(rf"\b{_SHORT_WEEKDAYS}\s+(?:the\s+)?(?P<day>[0-3]?\d)(?:st|nd|rd|th)?\b(?!\s*(?:[:.]\d|am|pm|%))", re.IGNORECASE),
         lambda g, said_on: _weekday_and_day(g["weekday"], int(g["day"]), said_on),
     ),
+    (
+        re.compile(rf"\b{_SHORT_WEEKDAYS}\s+(?:at\s+|@\s*)?(?:[01]?\d[:.][0-5]\d(?:\s*[ap]\.?m\b\.?)?|[01]?\d\s*[ap]\.?m\b\.?)", re.IGNORECASE),
+        lambda g, said_on: _weekday_after(g["weekday"], said_on),
+    ),
 ]  # fmt: skip
+
+
+def _weekday_after(weekday: str, said_on: date) -> date:
+    """The first day after `said_on` that falls on `weekday` ("thurs")."""
+    wanted = next(number for name, number in _WEEKDAYS.items() if name.startswith(weekday.lower()[:3]))
+    return said_on + timedelta(days=(wanted - said_on.weekday() - 1) % 7 + 1)
 
 
 def _weekday_and_day(weekday: str, day: int, said_on: date) -> date | None:

@@ -14,6 +14,8 @@ from accounts.models import User
 from chat import intent
 from chat.models import Message
 from tests.chat.test_trust import events_of, note_of
+from tests.factories import ApiClient, make_user
+from tests.ingestion.test_files_pipeline import PDFS, processed
 from tests.scripted_model import Script, ScriptedModel
 from tests.test_pipeline import GARDEN_NOTE
 
@@ -205,3 +207,56 @@ def test_a_summary_reads_its_source_whole_in_order(celery_worker: None, scripted
     assert "short paragraph" in system
     places = [system.find(topic) for topic in topics]
     assert all(place >= 0 for place in places) and places == sorted(places), places
+
+
+@pytest.mark.parametrize(
+    ("question", "kind", "topic"),
+    [
+        ("Summarize the PDF", "pdf", False),
+        ("What is the paper about?", "pdf", False),
+        ("Give me the main points of this document please", "pdf", False),
+        ("What did I say in my last voice memo?", "audio", False),
+        ("What does the paper say about hyperparameters?", "pdf", True),
+        ("What was the recording about the budget?", "audio", True),
+        ("Do I have any PDFs about tax?", None, True),  # no source picked out: the notes in general
+        ("What did the physio say about my shoulder?", None, True),
+    ],
+)
+def test_a_question_can_point_at_a_source_by_its_kind(question: str, kind: str | None, topic: bool) -> None:
+    read = intent.read(question)
+    assert read.source_kind == kind
+    assert intent.names_a_topic(question) is topic
+
+
+def test_summarize_the_pdf_reads_the_newest_pdf_from_its_start_and_no_one_elses(
+    celery_worker: None, scripted_model: ScriptedModel
+) -> None:
+    user, other = make_user("reader"), make_user("neighbour")
+    api = ApiClient.for_user(user)
+    processed(api, "lorem.pdf", (PDFS / "multicolumn_latex_two_column_lorem.pdf").read_bytes())
+    processed(api, "otsl.pdf", (PDFS / "academic_arxiv2305.03393_page9.pdf").read_bytes())  # the newest
+    processed(ApiClient.for_user(other), "register.pdf", (PDFS / "federal-register-three-columns.pdf").read_bytes())
+    note_of(user, GARDEN_NOTE)
+    scripted_model.script = Script(tokens=["It compares OTSL with HTML for table structure recognition [1]."])
+
+    done = events_of(user=user, question="Summarize the PDF")[-1]
+
+    # Without the pointer the question matches nothing well enough, and the answer was an abstention.
+    assert not done["abstained"] and {citation["source_title"] for citation in done["citations"]} == {"otsl"}
+    system = scripted_model.script.bodies[-1]["messages"][0]["content"]  # type: ignore[index]
+    assert "Hyper Parameter Optimization" in system and "PubTabNet" in system
+    assert "Lorem" not in system and "tomato" not in system.lower() and "Federal Register" not in system
+    trace = Message.objects.get(pk=done["message_id"]).trace
+    assert trace["source_kind"] == "pdf" and trace["pointed"] and trace["shape"] == intent.SUMMARY
+
+
+def test_a_question_about_something_in_the_pdf_searches_only_pdfs(
+    celery_worker: None, scripted_model: ScriptedModel
+) -> None:
+    user = make_user("student")
+    processed(ApiClient.for_user(user), "otsl.pdf", (PDFS / "academic_arxiv2305.03393_page9.pdf").read_bytes())
+    note_of(user, "Hyper parameter tuning notes for my own model: try a learning rate of 3e-4 and 6 layers.")
+    scripted_model.script = Script(tokens=["They tuned it on PubTabNet [1]."])
+    events_of(user=user, question="What does the paper say about hyper parameter optimization?")
+    system = scripted_model.script.bodies[-1]["messages"][0]["content"]  # type: ignore[index]
+    assert "PubTabNet" in system and "learning rate" not in system
