@@ -125,6 +125,15 @@ class Intent:
     follow_up: bool = False
     shape: str = FACT  # for a question: FACT, LIST or SUMMARY
     source_kind: str | None = None  # "pdf" or "audio" when it points at a source by its kind ("the PDF")
+    order: "Order | None" = None  # "what was the last thing I wrote down?": a listing by order
+
+
+@dataclass(frozen=True)
+class Order:
+    """The newest or oldest sources, and how many: "the last thing I wrote" is one, "my latest notes" five."""
+
+    oldest: bool
+    count: int
 
 
 def read(message: str, previous: tuple[str, str] | None = None) -> Intent:
@@ -132,11 +141,39 @@ def read(message: str, previous: tuple[str, str] | None = None) -> Intent:
     acts = conversation_acts(message)
     if acts:
         return Intent(CONVERSATION, acts=acts)
-    kind = source_kind_of(message)
+    kind, order = source_kind_of(message), order_of(message)
     if previous is not None and is_follow_up(message):
         search = standalone(message, *previous)
-        return Intent(QUESTION, search=search, follow_up=True, shape=shape_of(message), source_kind=kind)
-    return Intent(QUESTION, search=message, shape=shape_of(message), source_kind=kind)
+        return Intent(QUESTION, search=search, follow_up=True, shape=shape_of(message), source_kind=kind, order=order)
+    return Intent(QUESTION, search=message, shape=shape_of(message), source_kind=kind, order=order)
+
+
+# The newest or the oldest of what is kept, asked for and nothing else: "what was the last thing I wrote
+# down?", "what's the oldest note I have?", "show me my latest notes". With a topic it is a question:
+# "what was the last thing the physio said?".
+_ORDER = re.compile(
+    r"\b(?P<end>last|latest|newest|most recent|oldest|first|earliest)\s+"
+    r"(?:thing|note|entry|entrie|source|file|recording|memo|voice memo|upload|one|pdf|document)(?P<several>s)?\b",
+    re.IGNORECASE,
+)
+_ORDER_FILLER = frozenset(
+    """what which was is were are s the my me i ve have has had show give tell list did do does that
+    written wrote write down jotted jot noted note added add saved save uploaded upload recorded record
+    kept keep typed made in here of all few couple ever please can you""".split()
+)
+LATEST_SEVERAL = 5
+
+
+def order_of(question: str) -> Order | None:
+    """The listing by order the question asks for, or None when it asks anything besides."""
+    found = _ORDER.search(question)
+    if found is None:
+        return None
+    rest = question[: found.start()] + " " + question[found.end() :]
+    if any(word.lower() not in _ORDER_FILLER for word in re.findall(r"[A-Za-z]+", rest)):
+        return None
+    oldest = found["end"].lower() in {"oldest", "first", "earliest"}
+    return Order(oldest=oldest, count=LATEST_SEVERAL if found["several"] else 1)
 
 
 # A source pointed at by its kind, as people do right after dropping one in: "summarize the PDF", "what

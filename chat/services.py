@@ -212,11 +212,16 @@ async def answer_stream(
 
 
 async def _listing_stream(*, turn: _Turn, user: User) -> AsyncIterator[Event]:
-    """A question that names a time and nothing else: that time's sources, listed, each cited."""
+    """A question that names a time and nothing else: that time's sources, listed, each cited; or one
+    that asks for the newest or oldest of them ("what was the last thing I wrote down?")."""
     retrieval = turn.retrieval
     assert retrieval is not None and retrieval.date_range is not None
+    order = turn.intent.order if turn.intent is not None else None
     hits = await database_sync_to_async(selectors.sources_in)(
-        owner_id=user.pk, date_range=retrieval.date_range, k=LISTING_MAX_SOURCES
+        owner_id=user.pk,
+        date_range=retrieval.date_range,
+        k=order.count if order is not None else LISTING_MAX_SOURCES,
+        oldest_first=order is not None and order.oldest,
     )
     turn.retrieval = retrieval = Retrieval(
         mode=retrieval.mode, date_range=retrieval.date_range, hits=hits, label=retrieval.label
@@ -228,7 +233,10 @@ async def _listing_stream(*, turn: _Turn, user: User) -> AsyncIterator[Event]:
         "mode": retrieval.mode,
         "date_range": _range_payload(retrieval),
     }
-    text = _listing_text(retrieval.label, hits, zone=user.zone)
+    if order is not None and not hits:
+        text = "There is nothing in your notes yet."
+    else:
+        text = _listing_text(retrieval.label, hits, zone=user.zone)
     listed = grounding.Grounded(text, list(range(1, len(hits) + 1)), {})
     message = await database_sync_to_async(_answer_store)(
         turn=turn, text=text, hits=hits, abstained=not hits, grounded=listed if hits else None
@@ -348,6 +356,11 @@ def _retrieve(*, turn: _Turn, user: User, ignore_dates: bool) -> Retrieval:
     did I say in my last voice memo?") searches only that kind of source — and when it names nothing else
     to look for, reads the newest of them from its start."""
     assert turn.intent is not None
+    if turn.intent.order is not None and not ignore_dates:
+        oldest, count = turn.intent.order.oldest, turn.intent.order.count
+        label = f"Your {'oldest' if oldest else 'newest'} source" + (f"s ({count} at most)" if count > 1 else "")
+        everything = temporal.DateRange(since=None, until=None, clock=temporal.clock_of(turn.question.content))
+        return Retrieval(mode="temporal", date_range=everything, hits=[], label=label)
     kind, k = turn.intent.source_kind, turn.context_passages
     pointed = sources_of(owner=user).filter(kind=kind, status=Source.Status.READY) if kind else None
     if pointed is None or not pointed.exists():

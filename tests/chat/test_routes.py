@@ -260,3 +260,41 @@ def test_a_question_about_something_in_the_pdf_searches_only_pdfs(
     events_of(user=user, question="What does the paper say about hyper parameter optimization?")
     system = scripted_model.script.bodies[-1]["messages"][0]["content"]  # type: ignore[index]
     assert "PubTabNet" in system and "learning rate" not in system
+
+
+def test_the_last_or_the_oldest_thing_written_is_listed_without_the_model(
+    celery_worker: None, scripted_model: ScriptedModel
+) -> None:
+    user, stranger = make_user("diarist"), make_user("stranger")
+    api = ApiClient.for_user(user)
+    for text, day in [
+        ("Boiler serviced, all fine.", "2026-10-02"),
+        (BOOKS_NOTE, "2026-11-20"),
+        (GARDEN_NOTE, "2026-11-01"),
+    ]:
+        job = api.post("/notes", {"text": text, "occurred_at": f"{day}T09:00:00+00:00"}).json()["job_id"]
+        assert api.wait_for_job(job)["status"] == "done"
+    other = ApiClient.for_user(stranger)
+    assert other.wait_for_job(other.post("/notes", {"text": "# Secret plans\n\nParty on Friday."}).json()["job_id"])
+
+    last = events_of(user=user, question="What was the last thing I wrote down?")[-1]
+    assert [citation["source_title"] for citation in last["citations"]] == ["Books"], last["answer"]
+    assert last["answer"].startswith("Your newest source — 1 source:") and not last["abstained"]
+    oldest = events_of(user=user, question="What's the oldest note I have?")[-1]
+    assert [citation["source_title"] for citation in oldest["citations"]] == ["Boiler serviced, all fine."]
+    latest = events_of(user=user, question="Show me my latest notes")[-1]
+    assert [citation["source_title"] for citation in latest["citations"]] == [
+        "Books",
+        "Garden plan",
+        "Boiler serviced, all fine.",
+    ]
+    assert scripted_model.script.requests == 0
+    assert Message.objects.get(pk=last["message_id"]).route == Message.Route.LISTING
+
+    # With a topic it is a question for the notes, not a listing.
+    scripted_model.script = Script(tokens=["Tom recommended The Overstory [1]."])
+    asked = events_of(user=user, question="What was the last book Tom recommended?")[-1]
+    assert scripted_model.script.requests == 1 and asked["citations"], asked["answer"]
+    assert events_of(user=make_user("newcomer"), question="What was the last thing I wrote down?")[-1]["answer"] == (
+        "There is nothing in your notes yet."
+    )
