@@ -254,7 +254,10 @@ def _listing_text(label: str, hits: list[Hit], *, zone: tzinfo) -> str:
         return f"Nothing in your notes is from that time ({label[0].lower() + label[1:]})."
     lines = [f"{label} — {len(hits)} source{'' if len(hits) == 1 else 's'}:", ""]
     for number, hit in enumerate(hits, start=1):
-        words = hit.text.split()
+        # A typed note's first line is its title: the opening shown after the title starts after it.
+        body = hit.text.lstrip("# \n")
+        body = body[len(hit.source_title) :] if body.startswith(hit.source_title) else body
+        words = body.split() or hit.text.split()
         opening = " ".join(words[:14]) if len(words) <= 14 else " ".join(words[:14]).rstrip(".,;:!?") + "…"
         when = [temporal.day_label(hit.occurred_at.astimezone(zone).date())]
         if (where := anchor_label(hit.anchor)) and where != hit.source_title:

@@ -280,6 +280,7 @@ def test_the_last_or_the_oldest_thing_written_is_listed_without_the_model(
     last = events_of(user=user, question="What was the last thing I wrote down?")[-1]
     assert [citation["source_title"] for citation in last["citations"]] == ["Books"], last["answer"]
     assert last["answer"].startswith("Your newest source — 1 source:") and not last["abstained"]
+    assert "**Books** (20 November 2026): Tom recommended Piranesi" in last["answer"]  # the title not twice
     oldest = events_of(user=user, question="What's the oldest note I have?")[-1]
     assert [citation["source_title"] for citation in oldest["citations"]] == ["Boiler serviced, all fine."]
     latest = events_of(user=user, question="Show me my latest notes")[-1]
