@@ -134,6 +134,7 @@ class Order:
 
     oldest: bool
     count: int
+    kind: str | None = None  # only notes, PDFs or recordings ("my latest recording")
 
 
 def read(message: str, previous: tuple[str, str] | None = None) -> Intent:
@@ -153,7 +154,7 @@ def read(message: str, previous: tuple[str, str] | None = None) -> Intent:
 # "what was the last thing the physio said?".
 _ORDER = re.compile(
     r"\b(?P<end>last|latest|newest|most recent|oldest|first|earliest)\s+"
-    r"(?:thing|note|entry|entrie|source|file|recording|memo|voice memo|upload|one|pdf|document)(?P<several>s)?\b",
+    r"(?P<what>thing|note|entry|entrie|source|file|recording|memo|voice memo|upload|one|pdf|document)(?P<several>s)?\b",
     re.IGNORECASE,
 )
 _ORDER_FILLER = frozenset(
@@ -173,7 +174,15 @@ def order_of(question: str) -> Order | None:
     if any(word.lower() not in _ORDER_FILLER for word in re.findall(r"[A-Za-z]+", rest)):
         return None
     oldest = found["end"].lower() in {"oldest", "first", "earliest"}
-    return Order(oldest=oldest, count=LATEST_SEVERAL if found["several"] else 1)
+    what = found["what"].lower()
+    # What was written is a note ("the last thing I wrote down" is not the PDF I uploaded after it).
+    kind = _ORDER_KINDS.get(what) or ("note" if _WRITTEN.search(rest) else None)
+    return Order(oldest=oldest, count=LATEST_SEVERAL if found["several"] else 1, kind=kind)
+
+
+_ORDER_KINDS = {"note": "note", "entry": "note", "entrie": "note", "recording": "audio", "memo": "audio",
+                "voice memo": "audio", "pdf": "pdf", "document": "pdf"}  # fmt: skip
+_WRITTEN = re.compile(r"\b(?:wrote|written|write|jotted|jot|noted|typed)\b", re.IGNORECASE)
 
 
 # A source pointed at by its kind, as people do right after dropping one in: "summarize the PDF", "what

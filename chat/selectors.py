@@ -372,9 +372,11 @@ def recent(*, owner_id: int, k: int, date_range: DateRange | None = None, kind: 
     return _hits(_RECENT_SQL.format(filters=filters, order=order), params | {"k": k})
 
 
-def sources_in(*, owner_id: int, date_range: DateRange, k: int, oldest_first: bool = False) -> list[Hit]:
+def sources_in(
+    *, owner_id: int, date_range: DateRange, k: int, oldest_first: bool = False, kind: str | None = None
+) -> list[Hit]:
     """The owner's sources in the range, newest (or oldest) first on its clock, each by its first passage there."""
-    filters, params = _filters(owner_id=owner_id, date_range=date_range, kind=None)
+    filters, params = _filters(owner_id=owner_id, date_range=date_range, kind=kind)
     order = ("created_at" if date_range.clock == "upload" else "occurred_at") + (" ASC" if oldest_first else " DESC")
     return _hits(_LISTING_SQL.format(filters=filters, order=order), params | {"k": k})
 

@@ -222,6 +222,7 @@ async def _listing_stream(*, turn: _Turn, user: User) -> AsyncIterator[Event]:
         date_range=retrieval.date_range,
         k=order.count if order is not None else LISTING_MAX_SOURCES,
         oldest_first=order is not None and order.oldest,
+        kind=order.kind if order is not None else None,
     )
     turn.retrieval = retrieval = Retrieval(
         mode=retrieval.mode, date_range=retrieval.date_range, hits=hits, label=retrieval.label

@@ -276,11 +276,15 @@ def test_the_last_or_the_oldest_thing_written_is_listed_without_the_model(
         assert api.wait_for_job(job)["status"] == "done"
     other = ApiClient.for_user(stranger)
     assert other.wait_for_job(other.post("/notes", {"text": "# Secret plans\n\nParty on Friday."}).json()["job_id"])
+    processed(api, "lorem.pdf", (PDFS / "multicolumn_latex_two_column_lorem.pdf").read_bytes())  # dated today
 
     last = events_of(user=user, question="What was the last thing I wrote down?")[-1]
     assert [citation["source_title"] for citation in last["citations"]] == ["Books"], last["answer"]
     assert last["answer"].startswith("Your newest source — 1 source:") and not last["abstained"]
     assert "**Books** (20 November 2026): Tom recommended Piranesi" in last["answer"]  # the title not twice
+    # What was written is a note; what was added last is the PDF.
+    added = events_of(user=user, question="What's the newest thing I've added?")[-1]
+    assert [citation["source_title"] for citation in added["citations"]] == ["lorem"], added["answer"]
     oldest = events_of(user=user, question="What's the oldest note I have?")[-1]
     assert [citation["source_title"] for citation in oldest["citations"]] == ["Boiler serviced, all fine."]
     latest = events_of(user=user, question="Show me my latest notes")[-1]
