@@ -126,7 +126,13 @@ class OpenAIEmbedder:
     def __init__(self, model: str) -> None:
         from openai import OpenAI
 
-        self.client = OpenAI(base_url=settings.OPENAI_BASE_URL, api_key=settings.OPENAI_API_KEY)
+        # Bounded: the client's own default (10 minutes, retried twice) held a worker for half an hour
+        # on a server that accepted the request and never answered.
+        self.client = OpenAI(
+            base_url=settings.OPENAI_BASE_URL,
+            api_key=settings.OPENAI_API_KEY,
+            timeout=float(settings.EMBEDDING_TIMEOUT_SECONDS),
+        )
         self.model = model
 
     def embed(self, texts: list[str]) -> np.ndarray:

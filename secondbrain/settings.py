@@ -239,6 +239,7 @@ EMBEDDING_MODEL = env_str("EMBEDDING_MODEL", str(MODELS_DIR / "all-MiniLM-L6-v2"
 # Fixed by the Chunk.embedding column; a model of another size needs a migration.
 EMBEDDING_DIMENSIONS = 384
 EMBEDDING_BATCH_SIZE = env_int("EMBEDDING_BATCH_SIZE", 32)
+EMBEDDING_TIMEOUT_SECONDS = env_int("EMBEDDING_TIMEOUT_SECONDS", 60)  # per request to an OpenAI-compatible server
 # A local model runs on ONNX Runtime when its directory holds the export `prepare_models` writes;
 # false runs it through sentence-transformers and torch (same vectors, ~3x slower per question).
 EMBEDDING_ONNX = env_bool("EMBEDDING_ONNX", True)

@@ -4,12 +4,17 @@ Passages stored before the switch (or embedded by a worker without the export) a
 questions embedded after it, so the two must agree: same tokenizer, same truncation, same pooling.
 """
 
+import socket
+import time
 from pathlib import Path
+from typing import Any
 
 import numpy as np
+import openai
+import pytest
 from django.conf import settings
 
-from ingestion.embeddings import ONNX_FILE, LocalEmbedder, OnnxEmbedder, embed_texts
+from ingestion.embeddings import ONNX_FILE, LocalEmbedder, OnnxEmbedder, OpenAIEmbedder, embed_texts
 
 LONG = " ".join(f"word{i} of a note that runs past the model's 256-token window" for i in range(80))
 TEXTS = [
@@ -39,3 +44,17 @@ def test_the_app_embeds_with_onnx_runtime() -> None:
 
     assert isinstance(get_embedder(), OnnxEmbedder)
     assert embed_texts([]).shape == (0, settings.EMBEDDING_DIMENSIONS)
+
+
+def test_an_embedding_server_that_never_answers_fails_the_request_in_bounded_time(settings: Any) -> None:
+    # A server that accepts the connection and then says nothing, as a hung one does.
+    with socket.socket() as listener:
+        listener.bind(("127.0.0.1", 0))
+        listener.listen()
+        settings.OPENAI_BASE_URL = f"http://127.0.0.1:{listener.getsockname()[1]}/v1"
+        settings.EMBEDDING_TIMEOUT_SECONDS = 1
+        started = time.monotonic()
+        with pytest.raises(openai.APITimeoutError):
+            OpenAIEmbedder("some-embedding-model").embed(["When do the tomatoes go in?"])
+        # Three tries of a second each, with the client's short backoff between them; not ten minutes.
+        assert time.monotonic() - started < 15
