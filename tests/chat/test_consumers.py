@@ -1,7 +1,9 @@
 """The websockets, through Channels' WebsocketCommunicator against the real ASGI app and Redis layer."""
 
 import asyncio
+import contextlib
 import re
+from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
@@ -27,6 +29,17 @@ def session_headers(user: User) -> list[tuple[bytes, bytes]]:
     client.force_login(user)
     cookie = client.cookies["sessionid"].value
     return [(b"cookie", f"sessionid={cookie}".encode()), (b"origin", b"http://testserver")]
+
+
+@contextlib.asynccontextmanager
+async def chat_socket(headers: list[tuple[bytes, bytes]]) -> AsyncIterator[WebsocketCommunicator]:
+    """The chat websocket, connected with `headers` (a session cookie and an Origin), closed afterwards."""
+    communicator = WebsocketCommunicator(application, "/ws/chat/", headers=headers)
+    assert (await communicator.connect())[0]
+    try:
+        yield communicator
+    finally:
+        await communicator.disconnect()
 
 
 async def receive_until(communicator: WebsocketCommunicator, pattern: str, timeout: float = 120) -> list[str]:
@@ -88,13 +101,9 @@ async def test_jobs_refuses_an_anonymous_socket(db: None) -> None:
 
 async def test_chat_reports_an_empty_question_as_an_error(gardener: tuple[User, list]) -> None:
     _, headers = gardener
-    communicator = WebsocketCommunicator(application, "/ws/chat/", headers=headers)
-    assert (await communicator.connect())[0]
-    try:
+    async with chat_socket(headers) as communicator:
         await communicator.send_json_to({"question": "   "})
         message = await communicator.receive_from(timeout=10)
-    finally:
-        await communicator.disconnect()
     assert 'data-code="empty_question"' in message and "Ask a question first." in message
 
 
@@ -119,15 +128,11 @@ async def test_job_progress_reaches_only_the_owners_page(gardener: tuple[User, l
 
 async def test_an_idle_chat_socket_stays_open(gardener: tuple[User, list]) -> None:
     _, headers = gardener
-    communicator = WebsocketCommunicator(application, "/ws/chat/", headers=headers)
-    assert (await communicator.connect())[0]
-    try:
+    async with chat_socket(headers) as communicator:
         # Longer than both the channel layer's 5 s blocking read and redis-py's default read timeout.
         assert await communicator.receive_nothing(timeout=7)
         await communicator.send_json_to({"question": ""})
         message = await communicator.receive_from(timeout=10)
-    finally:
-        await communicator.disconnect()
     assert 'data-code="empty_question"' in message
 
 
@@ -152,16 +157,12 @@ async def test_stop_keeps_the_partial_answer_marked_stopped(
 ) -> None:
     _, headers = gardener
     scripted_model.script = Script(tokens=[f"word{n} " for n in range(40)], delay=0.2)
-    communicator = WebsocketCommunicator(application, "/ws/chat/", headers=headers)
-    assert (await communicator.connect())[0]
-    try:
+    async with chat_socket(headers) as communicator:
         await communicator.send_json_to({"question": "When do the tomatoes go into the raised bed?"})
         started = "".join(await receive_until(communicator, "word2"))
         assert 'class="secondary stop"' in started  # Stop is offered while the answer streams
         stopped = "".join(await receive_until_stopped(communicator))
         assert await communicator.receive_nothing(timeout=0.5)  # no token after the stop
-    finally:
-        await communicator.disconnect()
     (answer,) = await answers_of(conversation_of(started))
     assert answer.status == Message.Status.STOPPED
     assert answer.content.startswith("word0 word1 word2") and "word39" not in answer.content
@@ -193,17 +194,13 @@ async def test_regenerate_replaces_the_last_answer_in_place(
     gardener: tuple[User, list], scripted_model: ScriptedModel
 ) -> None:
     _, headers = gardener
-    communicator = WebsocketCommunicator(application, "/ws/chat/", headers=headers)
-    assert (await communicator.connect())[0]
-    try:
+    async with chat_socket(headers) as communicator:
         first = await ask(communicator, {"question": "When do the tomatoes go into the raised bed?"})
         conversation_id = conversation_of(first)
         (old,) = await answers_of(conversation_id)
         turn = re.search(r'id="turn-(\d+)"', first).group(1)  # type: ignore[union-attr]
         scripted_model.script = Script(tokens=["They go in ", "on 12 May, ", "after the last frost ", "[1]."])
         again = await ask(communicator, {"action": "regenerate", "conversation_id": str(conversation_id)})
-    finally:
-        await communicator.disconnect()
     # The same turn's answer is replaced; the question is not asked a second time.
     assert f'id="turn-{turn}" data-status="streaming" hx-swap-oob="true"' in again
     assert 'class="msg msg--user"' not in again
@@ -221,12 +218,8 @@ async def test_a_model_server_that_is_down_ends_in_an_error_with_retry(
 ) -> None:
     _, headers = gardener
     settings.OPENAI_BASE_URL = f"http://127.0.0.1:{free_port()}/v1"  # nothing listens there
-    communicator = WebsocketCommunicator(application, "/ws/chat/", headers=headers)
-    assert (await communicator.connect())[0]
-    try:
+    async with chat_socket(headers) as communicator:
         html = await ask(communicator, {"question": "When do the tomatoes go into the raised bed?"})
-    finally:
-        await communicator.disconnect()
     assert 'data-code="model_unavailable"' in html and "cannot be reached" in html
     assert 'name="action" value="regenerate"' in html and ">Retry</button>" in html
     (answer,) = await answers_of(conversation_of(html))
@@ -259,16 +252,12 @@ async def test_earlier_messages_left_out_of_the_context_are_noted_live_and_on_re
 ) -> None:
     user, headers = gardener
     settings.CHAT_HISTORY_TOKENS = 1  # no earlier turn fits
-    communicator = WebsocketCommunicator(application, "/ws/chat/", headers=headers)
-    assert (await communicator.connect())[0]
-    try:
+    async with chat_socket(headers) as communicator:
         first = await ask(communicator, {"question": "When do the tomatoes go into the raised bed?"})
         conversation_id = conversation_of(first)
         second = await ask(
             communicator, {"question": "When do the tomatoes go in again?", "conversation_id": str(conversation_id)}
         )
-    finally:
-        await communicator.disconnect()
     assert "Earlier messages were left out" not in first
     assert "Earlier messages were left out: 2 did not fit" in second
     client = Client()
@@ -281,12 +270,8 @@ async def test_a_greeting_gets_no_regenerate_button_and_an_answer_does(
     gardener: tuple[User, list], scripted_model: ScriptedModel
 ) -> None:
     _, headers = gardener
-    communicator = WebsocketCommunicator(application, "/ws/chat/", headers=headers)
-    assert (await communicator.connect())[0]
-    try:
+    async with chat_socket(headers) as communicator:
         hello = await ask(communicator, {"question": "hi"})
         answer = await ask(communicator, {"question": "When do the tomatoes go into the raised bed?"})
-    finally:
-        await communicator.disconnect()
     assert "Hello!" in hello and ">Regenerate</button>" not in hello
     assert ">Regenerate</button>" in answer
