@@ -24,6 +24,8 @@ it is: "hi, what did Maria promise?" is a question.
 import re
 from dataclasses import dataclass
 
+from chat import temporal
+
 CONVERSATION = "conversation"
 QUESTION = "question"
 FACT, LIST, SUMMARY = "fact", "list", "summary"
@@ -157,11 +159,6 @@ _ORDER = re.compile(
     r"(?P<what>thing|note|entry|entrie|source|file|recording|memo|voice memo|upload|one|pdf|document)(?P<several>s)?\b",
     re.IGNORECASE,
 )
-_ORDER_FILLER = frozenset(
-    """what which was is were are s the my me i ve have has had show give tell list did do does that
-    written wrote write down jotted jot noted note added add saved save uploaded upload recorded record
-    kept keep typed made in here of all few couple ever please can you""".split()
-)
 LATEST_SEVERAL = 5
 
 
@@ -171,7 +168,7 @@ def order_of(question: str) -> Order | None:
     if found is None:
         return None
     rest = question[: found.start()] + " " + question[found.end() :]
-    if any(word.lower() not in _ORDER_FILLER for word in re.findall(r"[A-Za-z]+", rest)):
+    if temporal.is_topical(rest.replace("’", "'")):
         return None
     oldest = found["end"].lower() in {"oldest", "first", "earliest"}
     what = found["what"].lower()

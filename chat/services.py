@@ -366,13 +366,12 @@ def _retrieve(*, turn: _Turn, user: User, ignore_dates: bool) -> Retrieval:
         everything = temporal.DateRange(since=None, until=None, clock=temporal.clock_of(turn.question.content))
         return Retrieval(mode="temporal", date_range=everything, hits=[], label=label)
     kind, k = turn.intent.source_kind, turn.context_passages
-    pointed = sources_of(owner=user).filter(kind=kind, status=Source.Status.READY) if kind else None
-    if pointed is None or not pointed.exists():
+    ready = sources_of(owner=user).filter(kind=kind, status=Source.Status.READY)
+    newest = ready.order_by("-created_at", "-id").first() if kind else None
+    if newest is None:
         return selectors.retrieve(owner=user, query=turn.intent.search, k=k, ignore_dates=ignore_dates)
     if intent.names_a_topic(turn.question.content):
         return selectors.retrieve(owner=user, query=turn.intent.search, k=k, kind=kind, ignore_dates=ignore_dates)
-    newest = pointed.order_by("-created_at", "-id").first()
-    assert newest is not None
     hits = selectors.source_passages(owner_id=user.pk, source_id=newest.pk, k=k)
     return Retrieval(mode="semantic", date_range=None, hits=hits, query=turn.intent.search, pointed=True)
 

@@ -413,7 +413,7 @@ _FILLER = frozenset(
     worked working go went going upload uploaded uploads uploading add added adding record recorded
     recording recordings save saved import imported store stored note notes file files document
     documents source sources stuff thing things new recent recently latest earlier ago else again
-    whole time s t down jot jotted noted typed writing
+    whole time s t ve ever down jot jotted noted typed writing kept made here few couple
     """.split()
 )
 
