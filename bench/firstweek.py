@@ -34,7 +34,7 @@ from typing import Any
 from bench.answers import ablations, ask_streamed, recheck, stored_answer
 from bench.common import percentile
 from bench.connections import in_process
-from bench.locomo import PASSWORD, HttpApi, _ok, wait_for_jobs
+from bench.locomo import PASSWORD, Api, HttpApi, _ok, wait_for_jobs
 
 DATA = Path(__file__).resolve().parent.parent / "tests" / "data" / "firstweek"
 ABSTAINED = re.compile(r"couldn't find|could not find|not in your notes|nothing in your notes", re.IGNORECASE)
@@ -124,7 +124,7 @@ def passes(answer: Answer, rule: dict[str, Any], titles: dict[str, str]) -> bool
     return bool(checks) and all(checks)
 
 
-def ingest(api: HttpApi, now: datetime) -> str:
+def ingest(api: Api, now: datetime) -> str:
     username = f"firstweek-{secrets.token_hex(3)}"
     registered = api.request("POST", "/api/auth/register", body={"username": username, "password": PASSWORD})
     token: str = _ok(registered, 201)["token"]

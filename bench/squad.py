@@ -102,10 +102,8 @@ def found(passages: Iterable[str], question: Question, budget: int = BUDGET_WORD
     return any(window in passage for window in question.windows for passage in taken)
 
 
-def evaluate(
-    api: Api, data: list[Article], *, with_references: bool = True, log: Callable[[str], None] = print
-) -> None:
-    started = time.perf_counter()
+def ingest(api: Api, data: list[Article]) -> str:
+    """A new user with each article as a note, its jobs done: that user's token."""
     username = f"squad-{secrets.token_hex(3)}"
     registered = api.request("POST", "/api/auth/register", body={"username": username, "password": PASSWORD})
     token: str = _ok(registered, 201)["token"]
@@ -114,6 +112,14 @@ def evaluate(
         for a in data
     ]
     wait_for_jobs(api, token, jobs, username)
+    return token
+
+
+def evaluate(
+    api: Api, data: list[Article], *, with_references: bool = True, log: Callable[[str], None] = print
+) -> None:
+    started = time.perf_counter()
+    token = ingest(api, data)
     log(f"{len(data)} articles ingested in {time.perf_counter() - started:.1f} s")
     rankers = rankers_over([(a.title, a.text) for a in data]) if with_references else {}
     halves = {"tune": data[:TUNE_ARTICLES], "confirm": data[TUNE_ARTICLES:]}
@@ -215,16 +221,7 @@ def answer_run(base_url: str, per_article: int, *, log: Callable[[str], None] = 
     from bench.answers import ask_streamed
 
     data = articles()
-    api = HttpApi(base_url)
-    username = f"squad-answers-{secrets.token_hex(3)}"
-    token: str = _ok(api.request("POST", "/api/auth/register", body={"username": username, "password": PASSWORD}), 201)[
-        "token"
-    ]
-    jobs = [
-        _ok(api.request("POST", "/api/notes", token=token, body={"title": a.title, "text": a.text}), 202)["job_id"]
-        for a in data
-    ]
-    wait_for_jobs(api, token, jobs, username)
+    token = ingest(HttpApi(base_url), data)
     results: dict[str, list[Answered]] = {}
     for half, chosen in asked_of(data, per_article).items():
         rows = results.setdefault(half, [])

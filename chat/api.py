@@ -29,7 +29,8 @@ class SearchResultOut(Schema):
     source_title: str
     kind: str
     text: str
-    score: float
+    score: float = Field(description="the passage's rank score (fused from meaning and words): higher is better")
+    similarity: float = Field(description="cosine similarity of the passage to the question's meaning, -1 to 1")
     occurred_at: datetime
     anchor: dict[str, Any]
 

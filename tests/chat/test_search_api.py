@@ -140,6 +140,16 @@ def test_a_question_without_time_is_semantic_with_no_range(berliner: User, api: 
     assert body["results"][0]["source_id"] == note
 
 
+def test_each_result_tells_how_close_its_meaning_is_to_the_question(berliner: User, api: ApiClient) -> None:
+    """The similarity the chat's relevance gate reads: a client can gate the same way."""
+    add_note(berliner, "The garden hose leaks at the tap.", local(today() - timedelta(days=3)))
+    add_note(berliner, "Quarterly tax return filed with the accountant.", local(today() - timedelta(days=2)))
+    results = api.get("/search", q="the hose in the garden is leaking").json()["results"]
+    by_text = {result["text"]: result["similarity"] for result in results}
+    hose, tax = by_text["The garden hose leaks at the tap."], by_text["Quarterly tax return filed with the accountant."]
+    assert hose > 0.6 and tax < 0.2, by_text
+
+
 def test_explicit_since_and_until_replace_the_range_the_question_names(berliner: User, api: ApiClient) -> None:
     add_note(berliner, "Boiler serviced.", local(date(2025, 3, 10)))
     in_april = add_note(berliner, "Boiler pressure topped up.", local(date(2025, 4, 10)))
