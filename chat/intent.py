@@ -24,7 +24,7 @@ it is: "hi, what did Maria promise?" is a question.
 import re
 from dataclasses import dataclass
 
-from chat import temporal
+from chat import grounding, temporal
 
 CONVERSATION = "conversation"
 QUESTION = "question"
@@ -34,17 +34,6 @@ _GREETING = (
     r"(?:hi|hello|hey|hiya|howdy|yo|hallo|good (?:morning|afternoon|evening|day)|morning|evening)"
     r"(?: there| again| you| everyone)?"
     r"|how are you(?: doing| today)?|how's it going|how is it going|what's up|nice to meet you"
-)
-_THANKS = (
-    r"(?:(?:ok(?:ay)?|great|perfect|awesome|cool|nice|lovely|brilliant|excellent|wonderful|oh|ah) ){0,2}"
-    r"(?:thanks|thank you|thank u|thx|ty|cheers|many thanks)(?: (?:so|very) much| a lot| again)?"
-    r"(?: for (?:that|this|the (?:help|answer|info)|your help))?"
-)
-_PRAISE = (
-    r"(?:that(?:'s| is| was)? |this is |very |really |super )?"
-    r"(?:great|perfect|awesome|cool|nice|lovely|brilliant|excellent|wonderful|helpful|useful|good|"
-    r"(?:very |really )?helpful|good to know|makes sense|got it|ok(?:ay)?|fine|right|i see|noted)"
-    r"|that helps|that helped|(?:this|that) is what i needed"
 )
 _FAREWELL = (
     r"(?:bye|goodbye|bye bye|see you|see ya|good night|later|that's all|that is all|nothing else)(?: for now| then)?"
@@ -64,11 +53,38 @@ _META = (
 )
 _KINDS = {
     "greeting": re.compile(rf"(?:{_GREETING})"),
-    "thanks": re.compile(rf"(?:{_THANKS})"),
-    "praise": re.compile(rf"(?:{_PRAISE})"),
     "farewell": re.compile(rf"(?:{_FAREWELL})"),
     "meta": re.compile(rf"(?:{_META})"),
 }
+# Thanks and praise are said in too many ways to list as phrases ("ok great", "brilliant ta", "lovely,
+# thanks a million"): a clause is one when it is made only of such words and holds at least one that
+# thanks or praises. A message with a question mark is never one ("is it good?").
+_THANKING = frozenset("thanks thank thx ty ta cheers appreciated appreciate".split())
+_PRAISING = frozenset(
+    "great perfect awesome cool nice lovely brilliant excellent wonderful helpful useful good amazing fantastic "
+    "fab grand super sound sweet class ace legend noted ok okay fine right gotcha understood sense helps helped got "
+    "needed see".split()
+)
+_ACKNOWLEDGING = (
+    _THANKING
+    | _PRAISING
+    | frozenset(
+        "oh ah so very really that that's this is was it a lot much again for the you u your help answer info "
+        "one stuff got i makes to know all million mill loads tons what".split()
+    )
+)
+# A question about the assistant or the keeping of one's notes, not about what they say: it speaks to
+# the assistant ("you", "your") or of "my notes/data/files", and has no other words than these.
+_ABOUT_THE_ASSISTANT = frozenset(
+    "answer answers answered come comes get gets internet web online google search searches notes note data "
+    "files documents sources source stuff things private privacy secure safe safely stored store storing "
+    "kept keep cloud server servers local locally offline model ai llm chatgpt gpt openai bot chatbot "
+    "assistant human robot real person remember memory earlier previous chats chat conversations "
+    "conversation know see read access other others people anyone someone everyone else share shared "
+    "trained train made built work works use using uses numbers brackets square citations cite links "
+    "sure accurate trust wrong mistakes guess invent make up".split()
+)
+_ADDRESSED = re.compile(r"\b(?:you|your|yours)\b|\bmy (?:notes|data|files|documents|sources|stuff|things|chats)\b")
 _CLAUSES = re.compile(r"[,.!?;:…]+|\s+-\s+|\s+—\s+")
 _NOT_WORDS = re.compile(r"[^\w\s'’-]+")
 
@@ -253,10 +269,25 @@ def conversation_acts(message: str) -> tuple[str, ...]:
     acts: list[str] = []
     for clause in clauses:
         act = next((name for name, pattern in _KINDS.items() if pattern.fullmatch(clause)), None)
+        act = act or _acknowledgement(clause, asked="?" in text) or _about_the_assistant(clause)
         if act is None:
             return ()
         acts.append(act)
     return tuple(dict.fromkeys(acts))
+
+
+def _acknowledgement(clause: str, *, asked: bool) -> str | None:
+    words = set(clause.split())
+    if asked or not words <= _ACKNOWLEDGING:
+        return None
+    if words & _THANKING:
+        return "thanks"
+    return "praise" if words & _PRAISING else None
+
+
+def _about_the_assistant(clause: str) -> str | None:
+    words = set(clause.split()) - grounding.STOPWORDS
+    return "meta" if _ADDRESSED.search(clause) and words <= _ABOUT_THE_ASSISTANT else None
 
 
 def is_follow_up(question: str) -> bool:

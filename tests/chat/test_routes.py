@@ -139,6 +139,59 @@ def test_a_question_of_its_own_is_not_read_as_a_follow_up(question: str) -> None
     assert read.kind == intent.QUESTION and not read.follow_up and read.search == question
 
 
+# Written for these tests, before the rules were changed, not taken from the first-week yardstick:
+# acknowledgements and questions about the assistant as people type them, and questions that only
+# look like them.
+@pytest.mark.parametrize(
+    "message",
+    [
+        "cool thanks",
+        "great stuff",
+        "ok cool",
+        "perfect, cheers!",
+        "brilliant ta",
+        "lovely, thanks a million",
+        "nice one",
+        "super, thank you so much!",
+        "ok got it",
+        "amazing thank you",
+        "grand, thanks again",
+        "where do your answers come from?",
+        "Do you use the internet?",
+        "Can other people see my notes?",
+        "is my data private?",
+        "Are you ChatGPT?",
+        "which AI model are you?",
+        "Do you remember our earlier chats?",
+        "how do you know this stuff?",
+        "are my notes stored in the cloud?",
+    ],
+)
+def test_acknowledgements_and_questions_about_the_assistant_are_conversation(message: str) -> None:
+    assert intent.read(message).kind == intent.CONVERSATION, message
+
+
+@pytest.mark.parametrize(
+    "message",
+    [
+        "ok, what about the dentist?",
+        "great, and when is it?",
+        "thanks - what did Tom recommend?",
+        "Do you know where I put my passport?",
+        "What did I note about the internet bill?",
+        "Where did I get the brown bread recipe from?",
+        "do you remember what the plumber charged?",
+        "Can you find the guest wifi password?",
+        "Which model of bike did I buy?",
+        "what did Rebecca say about the data model?",
+        "Are my notes on the garden up to date?",
+        "is the boiler service booked?",
+    ],
+)
+def test_messages_that_look_like_chat_but_ask_about_the_notes_are_questions(message: str) -> None:
+    assert intent.read(message).kind == intent.QUESTION, message
+
+
 PHYSIO_NOTE = """Physio, Tuesday
 
 Shoulder still clicks when I reach overhead. Dana says it's the rotator cuff, not the joint.
