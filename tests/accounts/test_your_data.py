@@ -272,3 +272,10 @@ def test_the_settings_page_offers_each_control(user: User) -> None:
         assert action in page
     assert 'name="delete-password"' in page and 'name="old_password"' in page
     assert 'href="/settings/"' in page  # the header links to it
+
+
+def test_the_api_docs_list_the_new_routes() -> None:
+    paths = Client().get("/api/openapi.json").json()["paths"]
+    assert {"post", "delete"} <= set(paths["/api/auth/password"]) | set(paths["/api/auth/account"])
+    assert "get" in paths["/api/export"] and "delete" in paths["/api/auth/tokens/{token_id}"]
+    assert "delete" in paths["/api/conversations/{conversation_id}"]
