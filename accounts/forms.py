@@ -39,3 +39,37 @@ class TimeZoneForm(forms.Form):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         kwargs.setdefault("label_suffix", "")
         super().__init__(*args, **kwargs)
+
+
+class PasswordChangeForm(forms.Form):
+    old_password = forms.CharField(
+        label="Current password", widget=forms.PasswordInput(attrs={"autocomplete": "current-password"})
+    )
+    new_password = forms.CharField(
+        label="New password", widget=forms.PasswordInput(attrs={"autocomplete": "new-password"})
+    )
+    new_password_again = forms.CharField(
+        label="New password (again)", widget=forms.PasswordInput(attrs={"autocomplete": "new-password"})
+    )
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("label_suffix", "")
+        super().__init__(*args, **kwargs)
+
+    def clean(self) -> dict[str, object]:
+        data = super().clean() or {}
+        if data.get("new_password") and data.get("new_password") != data.get("new_password_again"):
+            self.add_error("new_password_again", "The two passwords differ.")
+        return data
+
+
+class AccountDeleteForm(forms.Form):
+    password = forms.CharField(
+        label="Your password, to confirm",
+        widget=forms.PasswordInput(attrs={"autocomplete": "current-password"}),
+    )
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("label_suffix", "")
+        kwargs.setdefault("prefix", "delete")  # its password field apart from the password form's
+        super().__init__(*args, **kwargs)

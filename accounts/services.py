@@ -5,9 +5,10 @@ import zoneinfo
 from datetime import timedelta
 
 from django.conf import settings
-from django.contrib.auth import authenticate, password_validation
+from django.contrib.auth import SESSION_KEY, authenticate, password_validation
+from django.contrib.sessions.models import Session
 from django.core.exceptions import ValidationError
-from django.db import IntegrityError, transaction
+from django.db import IntegrityError, connection, transaction
 from django.utils import timezone
 
 from accounts.models import ApiToken, User
@@ -89,3 +90,58 @@ def token_user(*, raw: str) -> User | None:
     if token.last_used_at is None or now - token.last_used_at > LAST_USED_RESOLUTION:
         ApiToken.objects.filter(pk=token.pk).update(last_used_at=now)
     return token.user
+
+
+def password_change(*, user: User, old_password: str, new_password: str) -> None:
+    """Set a new password after checking the current one and Django's validators.
+
+    Every session signed in with the old password ends at its next request (Django keeps a hash of
+    the password in the session); the caller keeps its own with `update_session_auth_hash`. API
+    tokens stay: they are listed and revoked on their own.
+    """
+    _password_confirm(user=user, password=old_password)
+    try:
+        password_validation.validate_password(new_password, user=user)
+    except ValidationError as exc:
+        raise AppError("invalid_password", " ".join(exc.messages), status=422) from None
+    user.set_password(new_password)
+    user.save(update_fields=["password"])
+
+
+def token_revoke(*, token: ApiToken) -> None:
+    """Delete the token: the next request that sends it gets 401 (each request looks its hash up)."""
+    token.delete()
+
+
+def account_delete(*, user: User, password: str) -> None:
+    """Delete the account after its password is confirmed, with everything of it (see `user_delete`)."""
+    _password_confirm(user=user, password=password)
+    user_delete(user=user)
+
+
+def user_delete(*, user: User) -> None:
+    """Delete the user and all that is theirs: sources with their chunks, jobs and files on disk,
+    conversations with their messages and citations, API tokens and sessions.
+
+    The files go once the deletion is committed (ingestion/signals.py).
+    """
+    with transaction.atomic():
+        # The ORM would load every chunk, vector and all, to cascade; one statement instead.
+        with connection.cursor() as cursor:
+            cursor.execute("DELETE FROM ingestion_chunk WHERE owner_id = %s", [user.pk])
+        _sessions_end(user=user)
+        user.delete()
+
+
+def _sessions_end(*, user: User) -> None:
+    # Sessions are not indexed by user: each live one is read. Deleting them rather than waiting for
+    # them to expire leaves no row that names the user.
+    user_id = str(user.pk)
+    for session in Session.objects.filter(expire_date__gt=timezone.now()).iterator():
+        if session.get_decoded().get(SESSION_KEY) == user_id:
+            session.delete()
+
+
+def _password_confirm(*, user: User, password: str) -> None:
+    if not user.check_password(password):
+        raise AppError("wrong_password", "That is not your current password.", status=403)

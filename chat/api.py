@@ -4,7 +4,7 @@ from typing import Any, Literal
 from asgiref.sync import async_to_sync
 from django.conf import settings
 from django.http import StreamingHttpResponse
-from ninja import Field, Query, Router, Schema
+from ninja import Field, Query, Router, Schema, Status
 
 from accounts.http import AuthedRequest
 from chat import selectors, services
@@ -99,3 +99,12 @@ def ask(request: AuthedRequest, payload: AskIn) -> Any:
             headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
         )
     return async_to_sync(services.answer_collect)(user=user, question=question, conversation_id=payload.conversation_id)
+
+
+@router.delete("/conversations/{conversation_id}", response={204: None})
+def conversation_delete(request: AuthedRequest, conversation_id: int) -> Status[None]:
+    """The conversation with its messages and their citations."""
+    services.conversation_delete(
+        conversation=selectors.conversation_get(owner=request.user, conversation_id=conversation_id)
+    )
+    return Status(204, None)

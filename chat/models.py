@@ -57,7 +57,8 @@ class Message(models.Model):
 class Citation(models.Model):
     """A `[marker]` of an answer and the passage it points to.
 
-    The excerpt and title are copied so an answer still reads after its source was deleted.
+    The excerpt and title are copied so an answer reads without its source; deleting the source blanks
+    them (`services.source_forget`): what a person deletes leaves their answers too.
     """
 
     message = models.ForeignKey(Message, on_delete=models.CASCADE, related_name="citations")

@@ -17,6 +17,8 @@ from channels.db import database_sync_to_async
 from django.conf import settings
 from django.core.serializers.json import DjangoJSONEncoder
 from django.db import transaction
+from django.db.models import BooleanField, Q
+from django.db.models.expressions import RawSQL
 from django.utils import timezone
 
 from accounts.models import User
@@ -24,7 +26,7 @@ from chat import checks, grounding, intent, llm, selectors, temporal
 from chat.intent import Intent
 from chat.models import Citation, Conversation, Message
 from chat.selectors import Hit, Retrieval
-from ingestion.models import Source, anchor_label
+from ingestion.models import Chunk, Source, anchor_label
 from ingestion.selectors import sources_of
 from secondbrain.errors import DATABASE_UNREACHABLE, AppError, as_app_error
 
@@ -739,3 +741,53 @@ def _citations_payload(*, message: Message) -> list[dict[str, Any]]:
         }
         for citation in message.citations.all()
     ]
+
+
+def conversation_delete(*, conversation: Conversation) -> None:
+    """Delete a conversation with its messages and their citations."""
+    conversation.delete()
+
+
+FORGOTTEN_TITLE = "Deleted source"
+FORGOTTEN_SOURCES = "(The sources of this answer were removed: one of them was deleted.)"
+# The messages whose trace lists one of the given chunks among the passages the answer was written from.
+_READ_ANY_OF = """EXISTS (
+    SELECT 1 FROM jsonb_array_elements(
+        CASE jsonb_typeof(chat_message.trace -> 'passages') WHEN 'array' THEN chat_message.trace -> 'passages'
+        ELSE '[]'::jsonb END
+    ) AS passage
+    WHERE (passage ->> 'chunk_id')::bigint = ANY(%s::bigint[])
+)"""
+
+
+def source_forget(*, source: Source) -> None:
+    """Take a source's words out of its owner's stored answers: the title, anchor and excerpt of the
+    citations to it, the passages shown beside an abstention, and the prompt that quoted it (the whole
+    sources part of it: the passage text there was rewritten, so it cannot be cut out exactly).
+
+    The answers' own sentences stay. Call it in the transaction that deletes the source, before the
+    DELETE: its chunks must still be there to be recognised.
+    """
+    chunk_ids = list(Chunk.objects.filter(source=source).values_list("id", flat=True))
+    Citation.objects.filter(source=source).update(source_title=FORGOTTEN_TITLE, anchor={}, excerpt="")
+    touched = Q(citations__source=source) | Q(trace__nearest__contains=[{"source_id": source.pk}])
+    if chunk_ids:
+        touched |= Q(RawSQL(_READ_ANY_OF, [chunk_ids], output_field=BooleanField()))
+    messages = Message.objects.filter(touched, conversation__owner_id=source.owner_id).distinct()
+    for message in messages.only("id", "trace"):
+        message.trace = _trace_without(message.trace, source_id=source.pk, chunk_ids=set(chunk_ids))
+        message.save(update_fields=["trace"])
+
+
+def _trace_without(trace: dict[str, Any], *, source_id: int, chunk_ids: set[int]) -> dict[str, Any]:
+    passages = [
+        # Kept in place: a passage's position is its marker.
+        {**passage, "chunk_id": None} if passage.get("chunk_id") in chunk_ids else passage
+        for passage in trace.get("passages") or []
+    ]
+    nearest = [hit for hit in trace.get("nearest") or [] if hit.get("source_id") != source_id]
+    prompt = [
+        {**item, "content": FORGOTTEN_SOURCES} if item.get("role") == "system" else item
+        for item in trace.get("prompt") or []
+    ]
+    return {**trace, "passages": passages, "nearest": nearest, "prompt": prompt or None}

@@ -5,4 +5,5 @@ from chat import views
 urlpatterns = [
     path("", views.chat, name="chat"),
     path("<int:conversation_id>/", views.chat, name="conversation"),
+    path("<int:conversation_id>/delete/", views.conversation_delete, name="conversation_delete"),
 ]

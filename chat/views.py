@@ -3,10 +3,12 @@ from dataclasses import dataclass
 
 from django.contrib.auth.decorators import login_required
 from django.http import HttpResponse
-from django.shortcuts import render
+from django.shortcuts import redirect, render
+from django.urls import reverse
+from django.views.decorators.http import require_POST
 
 from accounts.http import AuthedRequest
-from chat import selectors
+from chat import selectors, services
 from chat.forms import SearchForm
 from chat.models import Message
 
@@ -35,6 +37,18 @@ def chat(request: AuthedRequest, conversation_id: int | None = None) -> HttpResp
         "turns": turns_of(selectors.messages_of(conversation=conversation)) if conversation else [],
     }
     return render(request, "chat/chat.html", context)
+
+
+@login_required
+@require_POST
+def conversation_delete(request: AuthedRequest, conversation_id: int) -> HttpResponse:
+    """Delete the conversation (the page asks first), then show a new one."""
+    services.conversation_delete(
+        conversation=selectors.conversation_get(owner=request.user, conversation_id=conversation_id)
+    )
+    if request.htmx:
+        return HttpResponse(status=204, headers={"HX-Redirect": reverse("chat")})
+    return redirect("chat")
 
 
 @login_required

@@ -16,6 +16,7 @@ from channels.layers import get_channel_layer
 from django.conf import settings
 from django.core.files.uploadedfile import UploadedFile
 from django.db import IntegrityError, connection, transaction
+from django.db.models.signals import post_delete, pre_delete
 from django.utils import timezone
 
 from accounts.models import User
@@ -137,13 +138,17 @@ def source_reprocess(*, source: Source) -> Job:
 
 
 def source_delete(*, source: Source) -> None:
-    """Delete a source, its chunks and its jobs in one statement (the database cascades), then its file."""
-    file_name, storage = (source.file.name, source.file.storage) if source.file else ("", None)
+    """Delete a source, its chunks and its jobs in one statement (the database cascades).
+
+    The ORM would load every chunk to cascade; this path sends the delete signals itself, so its
+    words leave the owner's answers and its file goes once committed, as with any other deletion
+    (ingestion/signals.py).
+    """
     with transaction.atomic():
+        pre_delete.send(sender=Source, instance=source, using=connection.alias, origin=source)
         with connection.cursor() as cursor:
             cursor.execute("DELETE FROM ingestion_source WHERE id = %s", [source.pk])
-        if file_name and storage is not None:
-            transaction.on_commit(lambda: storage.delete(file_name))
+        post_delete.send(sender=Source, instance=source, using=connection.alias, origin=source)
 
 
 def job_cancel(*, job: Job) -> Job:

@@ -5,7 +5,7 @@ from ninja import NinjaAPI
 from ninja.errors import AuthenticationError, HttpError, ValidationError
 from ninja.security import django_auth
 
-from accounts.api import BearerToken
+from accounts.api import BearerToken, data_router
 from accounts.api import router as accounts_router
 from chat.api import router as chat_router
 from ingestion.api import router as ingestion_router
@@ -19,6 +19,7 @@ api = NinjaAPI(
     urls_namespace="api",
 )
 api.add_router("/auth/", accounts_router)
+api.add_router("/", data_router)
 api.add_router("/", ingestion_router)
 api.add_router("/", chat_router)
 

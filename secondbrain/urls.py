@@ -1,7 +1,7 @@
 from django.contrib import admin
 from django.urls import include, path
 
-from accounts.views import settings_page
+from accounts.urls import settings_urlpatterns
 from chat.views import search
 from secondbrain.api import api
 
@@ -9,7 +9,7 @@ urlpatterns = [
     path("admin/", admin.site.urls),
     path("api/", api.urls),
     path("accounts/", include("accounts.urls")),
-    path("settings/", settings_page, name="settings"),
+    path("settings/", include(settings_urlpatterns)),
     path("search/", search, name="search"),
     path("chat/", include("chat.urls")),
     path("", include("ingestion.urls")),
