@@ -88,7 +88,7 @@ def test_a_job_that_keeps_stopping_its_worker_is_sent_again_then_fails_after_its
 def test_a_job_past_its_soft_time_limit_fails_with_its_code_and_keeps_nothing(
     api: ApiClient, tmp_path: Path, settings: Any
 ) -> None:
-    settings.JOB_TIME_LIMITS = {**settings.JOB_TIME_LIMITS, "ingest": (2, 120)}
+    settings.JOB_TIME_LIMITS = {"ingest": (2, 120), "transcribe": (2, 120)}
     body = api.post("/notes", {"title": "Depot log", "text": entries(3000)}).json()
     # The prefork pool, as in production: the solo pool has no time limits.
     worker = start_worker_process(tmp_path / "worker.log", pool="prefork")
@@ -98,7 +98,7 @@ def test_a_job_past_its_soft_time_limit_fails_with_its_code_and_keeps_nothing(
         assert "took longer than the time limit" in job["error_message"]
         assert not Chunk.objects.filter(source_id=body["source_id"]).exists()
         assert Source.objects.get(pk=body["source_id"]).status == Source.Status.FAILED
-        settings.JOB_TIME_LIMITS = {**settings.JOB_TIME_LIMITS, "ingest": (60, 120)}
+        settings.JOB_TIME_LIMITS = {"ingest": (60, 120), "transcribe": (60, 120)}
         nxt = api.post("/notes", {"text": "The worker goes on after a job that ran out of time."}).json()
         assert api.wait_for_job(nxt["job_id"], timeout=120)["status"] == "done"
     finally:
