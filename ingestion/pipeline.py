@@ -101,6 +101,7 @@ class Heartbeat:
                     )
                 except DatabaseError:  # a database restart: a missed beat or two is harmless
                     logger.warning("job %s: heartbeat failed", self.job_id, exc_info=True)
+                    connection.close()  # the next beat takes a fresh connection
                     continue
                 if not beating:  # cancelled, deleted or ended: the work notices at its next step
                     return
