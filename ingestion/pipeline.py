@@ -24,7 +24,7 @@ import numpy as np
 import openai
 from celery.exceptions import SoftTimeLimitExceeded
 from django.conf import settings
-from django.db import DatabaseError, connection, transaction
+from django.db import DatabaseError, connection, reset_queries, transaction
 from django.db.models import F
 from django.utils import timezone
 
@@ -343,6 +343,9 @@ def _chunks_upsert(rows: list[Chunk]) -> None:
             unique_fields=["source", "ordinal"],
             update_fields=["text", "anchor", "occurred_at", "embedding"],
         )
+        # With DEBUG on (`make run`'s default) Django keeps the SQL of the last 9,000 statements, and
+        # each of these carries 100 vectors as text: a 50 MB note's worker grew past a gigabyte.
+        reset_queries()
 
 
 def _apply_file_facts(source: Source, extracted: Extracted) -> None:

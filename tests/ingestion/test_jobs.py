@@ -108,6 +108,7 @@ def test_a_job_past_its_soft_time_limit_fails_with_its_code_and_keeps_nothing(
 @pytest.mark.django_db
 def test_a_note_of_many_batches_is_stored_whole_while_memory_holds_one_batch(user: User, settings: Any) -> None:
     settings.EMBEDDING_BATCH_SIZE = 16
+    settings.DEBUG = True  # `make run`'s default, under which Django keeps each statement's SQL
     text = entries(1500)
     pieces = chunk_markdown(text)
     assert len(pieces) == 1500
