@@ -57,7 +57,7 @@ def embedding(user: Any) -> None:
     from ingestion.pipeline import _note_passages
 
     text = _note_text(PASSAGES)
-    passages = _note_passages("Depot log", text)
+    passages = list(_note_passages("Depot log", text))
     inputs = [f"{passage.context}\n{passage.text}" for passage in passages]
     embedder = get_embedder()
     embedder.embed(inputs[:64])  # warm up both paths alike

@@ -84,8 +84,8 @@ def app_passages(document: Document) -> "list[Passage]":
 
     if document.path.suffix == ".pdf":
         source = Source(kind=Source.Kind.PDF, title=document.title)
-        return _file_passages(source, pdf.extract(document.path, lambda done: None))
-    return _note_passages(document.title, document.path.read_text())
+        return list(_file_passages(source, pdf.extract(document.path, lambda done: None)))
+    return list(_note_passages(document.title, document.path.read_text()))
 
 
 def ingest(api: Api, docs: list[Document]) -> str:

@@ -71,6 +71,11 @@ class _Packer:
         self.words += size
         self.only_overlap = False
 
+    def take(self) -> list[Piece]:
+        """The pieces finished since the last call."""
+        pieces, self.pieces = self.pieces, []
+        return [piece for piece in pieces if piece.text]
+
     def flush(self, *, carry: bool) -> None:
         if not self.current:
             return
@@ -92,7 +97,12 @@ def chunk_markdown(
     paragraph_words: int = PARAGRAPH_MAX_WORDS,
 ) -> list[Piece]:
     """A note: headings, paragraphs, and in a long paragraph its lines as typed (see `_line_units`)."""
-    return _chunk(_blocks(text, markdown=True), max_words, overlap_words, paragraph_words, lines=True)
+    return list(_chunk(_blocks(text, markdown=True), max_words, overlap_words, paragraph_words, lines=True))
+
+
+def iter_chunk_markdown(text: str) -> Iterator[Piece]:
+    """`chunk_markdown`'s pieces one after another, so that a huge note's never sit in memory at once."""
+    return _chunk(_blocks(text, markdown=True), MAX_WORDS, OVERLAP_WORDS, PARAGRAPH_MAX_WORDS, lines=True)
 
 
 def chunk_text(
@@ -105,17 +115,18 @@ def chunk_text(
     """Plain text (a PDF page): paragraphs and sentences only; a line starting with "#" is just text.
 
     A PDF's lines are where the page wrapped them, not where a writer ended them: they are not units."""
-    return _chunk(_blocks(text, markdown=False), max_words, overlap_words, paragraph_words, lines=False)
+    return list(_chunk(_blocks(text, markdown=False), max_words, overlap_words, paragraph_words, lines=False))
 
 
 def _chunk(
     blocks: Iterator["_Block"], max_words: int, overlap_words: int, paragraph_words: int, *, lines: bool
-) -> list[Piece]:
+) -> Iterator[Piece]:
     packer = _Packer(max_words=max_words, overlap_words=overlap_words)
     whole = max(max_words, paragraph_words)  # a paragraph (or a typed line) up to this size is kept whole
     for block in blocks:
         if block.is_code or _count(block.text) <= whole:
             packer.add(block.text, block.heading)
+            yield from packer.take()
             continue
         separator = "\n\n"
         for line in _line_units(block.text) if lines else [block.text]:
@@ -125,8 +136,9 @@ def _chunk(
                 for index, unit in enumerate(_split_long(line, max_words)):
                     packer.add(unit, block.heading, separator=separator if index == 0 else " ")
             separator = "\n"
+        yield from packer.take()
     packer.flush(carry=False)
-    return [piece for piece in packer.pieces if piece.text]
+    yield from packer.take()
 
 
 def _line_units(paragraph: str) -> list[str]:

@@ -3,22 +3,32 @@
 Every step is safe to repeat: the job is claimed with a conditional UPDATE, and the chunks are
 replaced in one transaction, so a job run twice (redelivered after a crash, re-queued by the
 sweeper) ends with one set of chunks. Each progress step doubles as the cancellation check.
+
+Memory stays flat whatever the input's size: passages are chunked lazily and embedded a batch at a
+time into a spool file (passages and their float32 vectors; unlinked from the start, so a killed
+worker leaves no file), which the storing transaction reads back a batch at a time.
 """
 
 import logging
-from collections.abc import Iterable
+import pickle
+import tempfile
+import threading
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from datetime import timedelta
 from pathlib import Path
-from typing import Any
+from types import TracebackType
+from typing import IO, Any
 
+import numpy as np
 import openai
+from celery.exceptions import SoftTimeLimitExceeded
 from django.conf import settings
-from django.db import transaction
+from django.db import DatabaseError, connection, reset_queries, transaction
 from django.db.models import F
 from django.utils import timezone
 
-from ingestion.chunking import chunk_markdown, chunk_text
+from ingestion.chunking import chunk_text, iter_chunk_markdown
 from ingestion.embeddings import embed_texts
 from ingestion.extract import Extracted, Segment
 from ingestion.models import Chunk, Job, Source
@@ -27,11 +37,13 @@ from secondbrain.errors import DATABASE_UNREACHABLE, AppError
 
 logger = logging.getLogger(__name__)
 
-MAX_ATTEMPTS = 3
 # Failures that may pass by themselves: a database restart, a model server that is busy.
 TRANSIENT = (*DATABASE_UNREACHABLE, openai.APIConnectionError, openai.APITimeoutError, openai.RateLimitError)
 AUDIO_CHUNK_WORDS = 120
 AUDIO_CHUNK_SECONDS = 60.0
+# Rows per INSERT while storing: Django builds an INSERT at ~30 KB a row (each vector as text), so 500
+# rows peaked at 15 MB and 100 at 3.5 MB, whatever the number of passages (tests/ingestion/test_jobs.py).
+STORE_BATCH_ROWS = 100
 
 
 class Cancelled(Exception):
@@ -50,6 +62,51 @@ class Passage:
     anchor: dict[str, Any]
     context: str  # travels with the text into the embedding only (title, headings)
     offset: float = 0.0  # seconds after the source's start: audio passages happen later than it
+
+
+PassageSource = Callable[[], Iterator[Passage]]  # a fresh walk over a job's passages at each call
+Batch = tuple[list[Passage], np.ndarray]  # passages and their vectors, row for row
+
+
+class Heartbeat:
+    """Refreshes a running job's `updated_at` every JOB_HEARTBEAT_SECONDS from a thread of its own.
+
+    A thread rather than calls from the work's loops: the long steps are one call into a library
+    (a whisper piece, an ONNX batch, one INSERT of the storing transaction) that our code cannot
+    interrupt, and they release the GIL. The beat dies with the process, so the sweeper still sees
+    a killed worker; a worker that hangs alive is ended by the job's hard time limit. The thread
+    uses its own database connection (Django's are per thread), so it beats while the job's own
+    connection is inside the storing transaction, and its UPDATE is committed at once.
+    """
+
+    def __init__(self, job_id: int) -> None:
+        self.job_id = job_id
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name=f"job-{job_id}-heartbeat", daemon=True)
+
+    def __enter__(self) -> "Heartbeat":
+        self._thread.start()
+        return self
+
+    def __exit__(self, *_: type[BaseException] | BaseException | TracebackType | None) -> None:
+        self._stop.set()
+        self._thread.join()
+
+    def _run(self) -> None:
+        try:
+            while not self._stop.wait(settings.JOB_HEARTBEAT_SECONDS):
+                try:
+                    beating = Job.objects.filter(pk=self.job_id, status=Job.Status.RUNNING).update(
+                        updated_at=timezone.now()
+                    )
+                except DatabaseError:  # a database restart: a missed beat or two is harmless
+                    logger.warning("job %s: heartbeat failed", self.job_id, exc_info=True)
+                    connection.close()  # the next beat takes a fresh connection
+                    continue
+                if not beating:  # cancelled, deleted or ended: the work notices at its next step
+                    return
+        finally:
+            connection.close()  # this thread's connection, back to the pool
 
 
 def job_claim(*, job_id: int) -> Job | None:
@@ -77,13 +134,21 @@ def job_process(*, job_id: int) -> None:
         logger.info("job %s is not queued any more (done, taken, cancelled or deleted); skipping", job_id)
         return
     try:
-        extracted, passages = _extract(job)
-        vectors = _embed(job, passages)
-        _progress(job, stage=Job.Stage.STORING, progress=97)
-        chunks_replace(source_id=job.source_id, passages=passages, vectors=vectors, extracted=extracted)
+        with Heartbeat(job.pk), tempfile.TemporaryFile() as spool:
+            extracted, passages = _extract(job)
+            count = _embed(job, passages, spool)
+            if not count:
+                raise AppError("empty_content", f"No text was found in {job.source.title}.")
+            _progress(job, stage=Job.Stage.STORING, progress=97)
+            spool.seek(0)
+            chunks_replace(source_id=job.source_id, batches=_spooled(spool), extracted=extracted)
     except Cancelled:
         logger.info("job %s was cancelled", job_id)
         return
+    except SoftTimeLimitExceeded:
+        # Raised wherever the job was; an open storing transaction has been rolled back on the way.
+        logger.warning("job %s reached its time limit", job_id)
+        _finish(job, status=Job.Status.FAILED, error_code="time_limit", error_message=_TIME_LIMIT)
     except AppError as exc:
         _finish(job, status=Job.Status.FAILED, error_code=exc.code, error_message=exc.message)
         return
@@ -98,10 +163,14 @@ def job_process(*, job_id: int) -> None:
 
 
 _INTERNAL = "Processing failed unexpectedly; try Reprocess. The error is in the worker's log."
+_TIME_LIMIT = (
+    "Processing this file took longer than the time limit allows, so it was stopped and nothing of it "
+    "was kept; it may be too large: try splitting it."
+)
 
 
 def _retry_or_fail(job: Job, exc: Exception) -> None:
-    if job.attempts >= MAX_ATTEMPTS:
+    if job.attempts >= settings.JOB_MAX_ATTEMPTS:
         logger.error("job %s failed after %s attempts: %r", job.pk, job.attempts, exc)
         _finish(job, status=Job.Status.FAILED, error_code="internal_error", error_message=_INTERNAL)
         return
@@ -113,28 +182,25 @@ def _retry_or_fail(job: Job, exc: Exception) -> None:
     raise RetryLater(countdown) from exc
 
 
-def _extract(job: Job) -> tuple[Extracted, list[Passage]]:
+def _extract(job: Job) -> tuple[Extracted, PassageSource]:
     source = job.source
     if source.kind == Source.Kind.NOTE:
         _progress(job, stage=Job.Stage.CHUNKING, progress=10)
-        extracted = Extracted(segments=[Segment(text=source.text, anchor={})])
-        passages = _note_passages(source.title, source.text)
+        # The note's text is not a segment too: the passages are read from `source.text` itself.
+        extracted = Extracted(segments=[])
+        return extracted, lambda: _note_passages(source.title, source.text)
+    path = _file_path(source)
+    if source.kind == Source.Kind.PDF:
+        from ingestion.extract import pdf as extractor
+    elif source.kind == Source.Kind.AUDIO:
+        from ingestion.extract import audio as extractor  # type: ignore[no-redef]
     else:
-        path = _file_path(source)
-        if source.kind == Source.Kind.PDF:
-            from ingestion.extract import pdf as extractor
-        elif source.kind == Source.Kind.AUDIO:
-            from ingestion.extract import audio as extractor  # type: ignore[no-redef]
-        else:
-            raise AppError("unsupported_type", f"{source.get_kind_display()} files cannot be processed.")
-        stage, share = _extraction_stage(source)
-        _progress(job, stage=stage, progress=1)
-        extracted = extractor.extract(path, lambda done: _progress(job, stage=stage, progress=1 + int(share * done)))
-        _progress(job, stage=Job.Stage.CHUNKING, progress=share + 1)
-        passages = _file_passages(source, extracted)
-    if not passages:
-        raise AppError("empty_content", f"No text was found in {source.title}.")
-    return extracted, passages
+        raise AppError("unsupported_type", f"{source.get_kind_display()} files cannot be processed.")
+    stage, share = _extraction_stage(source)
+    _progress(job, stage=stage, progress=1)
+    extracted = extractor.extract(path, lambda done: _progress(job, stage=stage, progress=1 + int(share * done)))
+    _progress(job, stage=Job.Stage.CHUNKING, progress=share + 1)
+    return extracted, lambda: _file_passages(source, extracted)
 
 
 def _extraction_stage(source: Source) -> tuple[str, int]:
@@ -154,25 +220,24 @@ def _file_path(source: Source) -> Path:
     return path
 
 
-def _note_passages(title: str, text: str) -> list[Passage]:
-    return [
-        Passage(text=piece.text, anchor={"heading": list(piece.heading)}, context=" › ".join([title, *piece.heading]))
-        for piece in chunk_markdown(text)
-    ]
-
-
-def _file_passages(source: Source, extracted: Extracted) -> list[Passage]:
-    if source.kind == Source.Kind.AUDIO:
-        return list(_audio_passages(source.title, extracted.segments))
-    return [
-        Passage(
-            text=piece.text,
-            anchor={"page": segment.anchor["page"]},
-            context=f"{source.title}, page {segment.anchor['page']}",
+def _note_passages(title: str, text: str) -> Iterator[Passage]:
+    for piece in iter_chunk_markdown(text):
+        yield Passage(
+            text=piece.text, anchor={"heading": list(piece.heading)}, context=" › ".join([title, *piece.heading])
         )
-        for segment in extracted.segments
-        for piece in chunk_text(segment.text)
-    ]
+
+
+def _file_passages(source: Source, extracted: Extracted) -> Iterator[Passage]:
+    if source.kind == Source.Kind.AUDIO:
+        yield from _audio_passages(source.title, extracted.segments)
+        return
+    for segment in extracted.segments:
+        for piece in chunk_text(segment.text):
+            yield Passage(
+                text=piece.text,
+                anchor={"page": segment.anchor["page"]},
+                context=f"{source.title}, page {segment.anchor['page']}",
+            )
 
 
 def _audio_passages(title: str, segments: Iterable[Segment]) -> Iterable[Passage]:
@@ -196,54 +261,91 @@ def _audio_passage(title: str, group: list[Segment]) -> Passage:
     return Passage(text=text, anchor={"start": start, "end": end}, context=title, offset=float(start))
 
 
-def _embed(job: Job, passages: list[Passage]) -> list[list[float]]:
-    inputs = [f"{passage.context}\n{passage.text}" for passage in passages]
-    start_at = job.progress
-    vectors: list[list[float]] = []
-    batch = settings.EMBEDDING_BATCH_SIZE
-    for start in range(0, len(inputs), batch):
-        vectors.extend(embed_texts(inputs[start : start + batch]).tolist())
-        done = min(start + batch, len(inputs)) / len(inputs)
-        _progress(job, stage=Job.Stage.EMBEDDING, progress=start_at + int((96 - start_at) * done))
-    return vectors
+def _embed(job: Job, passages: PassageSource, spool: IO[bytes]) -> int:
+    """Embed the passages batch by batch into `spool`; the number of passages.
+
+    The passages are walked twice, once to count them for the progress bar: chunking costs a
+    fraction of embedding, and holding them all to count them is what memory cannot afford.
+    """
+    total = sum(1 for _ in passages())
+    start_at, done = job.progress, 0
+    walk = passages()
+    while batch := _take(walk, settings.EMBEDDING_BATCH_SIZE):
+        vectors = embed_texts([f"{passage.context}\n{passage.text}" for passage in batch])
+        pickle.dump((batch, vectors.astype(np.float32, copy=False)), spool, protocol=pickle.HIGHEST_PROTOCOL)
+        done += len(batch)
+        _progress(job, stage=Job.Stage.EMBEDDING, progress=start_at + int((96 - start_at) * done / total))
+    return done
 
 
-def chunks_replace(
-    *, source_id: int, passages: list[Passage], vectors: list[list[float]], extracted: Extracted
-) -> None:
-    """Make the source's chunks exactly `passages`, in one transaction.
+def _take(items: Iterator[Passage], count: int) -> list[Passage]:
+    batch: list[Passage] = []
+    for item in items:
+        batch.append(item)
+        if len(batch) == count:
+            break
+    return batch
+
+
+def _spooled(spool: IO[bytes]) -> Iterator[Batch]:
+    while True:
+        try:
+            yield pickle.load(spool)  # noqa: S301 — our own file, written by this process
+        except EOFError:
+            return
+
+
+def chunks_replace(*, source_id: int, batches: Iterable[Batch], extracted: Extracted) -> None:
+    """Make the source's chunks exactly the passages of `batches`, in one transaction.
 
     Chunks are upserted on (source, ordinal), so a reprocessed source keeps its chunk ids and the
-    citations pointing at them; surplus old chunks are deleted.
+    citations pointing at them; surplus old chunks are deleted. Rows are written STORE_BATCH_ROWS at a
+    time as `batches` yields them, so memory holds one batch; a failure anywhere rolls all of it back.
     """
     with transaction.atomic():
         source = Source.objects.select_for_update().filter(pk=source_id).first()
         if source is None:
             raise Cancelled()
         _apply_file_facts(source, extracted)
-        rows = [
-            Chunk(
-                source=source,
-                owner_id=source.owner_id,
-                ordinal=ordinal,
-                text=passage.text,
-                anchor=passage.anchor,
-                occurred_at=source.occurred_at + timedelta(seconds=passage.offset),
-                embedding=vector,
-            )
-            for ordinal, (passage, vector) in enumerate(zip(passages, vectors, strict=True))
-        ]
+        rows: list[Chunk] = []
+        count = 0
+        for passages, vectors in batches:
+            for passage, vector in zip(passages, vectors, strict=True):
+                rows.append(_chunk_row(source, count, passage, vector))
+                count += 1
+            if len(rows) >= STORE_BATCH_ROWS:
+                _chunks_upsert(rows)
+                rows = []
+        _chunks_upsert(rows)
+        Chunk.objects.filter(source=source, ordinal__gte=count).delete()
+        source.status = Source.Status.READY
+        source.metadata["chunks"] = count
+        source.save(update_fields=["status", "metadata", "occurred_at"])
+
+
+def _chunk_row(source: Source, ordinal: int, passage: Passage, vector: np.ndarray) -> Chunk:
+    return Chunk(
+        source=source,
+        owner_id=source.owner_id,
+        ordinal=ordinal,
+        text=passage.text,
+        anchor=passage.anchor,
+        occurred_at=source.occurred_at + timedelta(seconds=passage.offset),
+        embedding=vector,
+    )
+
+
+def _chunks_upsert(rows: list[Chunk]) -> None:
+    if rows:
         Chunk.objects.bulk_create(
             rows,
             update_conflicts=True,
             unique_fields=["source", "ordinal"],
             update_fields=["text", "anchor", "occurred_at", "embedding"],
-            batch_size=500,
         )
-        Chunk.objects.filter(source=source, ordinal__gte=len(rows)).delete()
-        source.status = Source.Status.READY
-        source.metadata["chunks"] = len(rows)
-        source.save(update_fields=["status", "metadata", "occurred_at"])
+        # With DEBUG on (`make run`'s default) Django keeps the SQL of the last 9,000 statements, and
+        # each of these carries 100 vectors as text: a 50 MB note's worker grew past a gigabyte.
+        reset_queries()
 
 
 def _apply_file_facts(source: Source, extracted: Extracted) -> None:

@@ -164,11 +164,14 @@ def job_cancel(*, job: Job) -> Job:
     return job
 
 
-def jobs_requeue_stuck(*, older_than: timedelta) -> list[int]:
-    """Send again the jobs whose worker went silent (killed, or its message lost).
+def jobs_requeue_stuck(*, older_than: timedelta, max_attempts: int) -> list[int]:
+    """Send again the jobs whose worker went silent (killed, or its message lost); the ids sent.
 
-    A running job reports progress at least every few seconds; one silent for `older_than` lost
-    its worker. A queued one that old lost its message. Re-sending is safe: the claim decides.
+    A running job's heartbeat refreshes it every JOB_HEARTBEAT_SECONDS; one silent for `older_than`
+    lost its worker. A queued one that old lost its message. Re-sending is safe: the claim decides.
+    A job that has already been claimed `max_attempts` times fails instead: a file that kills its
+    worker (out of memory, a crash in a library) would otherwise do so again every few minutes.
+    Its chunks are stored in one transaction at its end, so a job that never ended stored none.
     """
     cutoff = timezone.now() - older_than
     with transaction.atomic():
@@ -177,12 +180,34 @@ def jobs_requeue_stuck(*, older_than: timedelta) -> list[int]:
             .filter(status__in=ACTIVE, updated_at__lt=cutoff)
             .select_related("source")
         )
-        for job in stuck:
+        requeued = [job for job in stuck if job.attempts < max_attempts]
+        for job in requeued:
             Job.objects.filter(pk=job.pk).update(status=Job.Status.QUEUED, updated_at=timezone.now())
             transaction.on_commit(functools.partial(_task_send, job))
+        for job in stuck:
+            if job.attempts >= max_attempts:
+                _job_fail_attempts_spent(job)
     if stuck:
-        logger.warning("re-queued stuck jobs %s", [job.pk for job in stuck])
-    return [job.pk for job in stuck]
+        logger.warning(
+            "re-queued stuck jobs %s; failed after %s attempts: %s",
+            [job.pk for job in requeued],
+            max_attempts,
+            [job.pk for job in stuck if job not in requeued],
+        )
+    return [job.pk for job in requeued]
+
+
+def _job_fail_attempts_spent(job: Job) -> None:
+    """Fail a stuck job that used its attempts; needs the caller's lock on the job's row."""
+    now = timezone.now()
+    job.status, job.error_code = Job.Status.FAILED, "too_many_attempts"
+    job.error_message = (
+        f"This file stopped the worker {job.attempts} times (it may be too large or damaged); it was not processed."
+    )
+    job.finished_at = job.updated_at = now
+    job.save(update_fields=["status", "error_code", "error_message", "finished_at", "updated_at"])
+    Source.objects.filter(pk=job.source_id).update(status=Source.Status.FAILED)
+    notify(job, job.source.title)
 
 
 def _job_enqueue(*, source: Source) -> Job:
@@ -196,9 +221,10 @@ def _job_enqueue(*, source: Source) -> Job:
 def _task_send(job: Job) -> None:
     from ingestion.tasks import process_job  # tasks import services
 
-    # Transcription is heavy and gets workers of its own.
+    # Transcription is heavy and gets workers of its own, and longer time limits.
     queue = "transcribe" if job.source.kind == Source.Kind.AUDIO else "ingest"
-    process_job.apply_async(args=[job.pk], queue=queue)
+    soft, hard = settings.JOB_TIME_LIMITS[queue]
+    process_job.apply_async(args=[job.pk], queue=queue, soft_time_limit=soft, time_limit=hard)
 
 
 def job_event(job: Job, title: str, source: Source | None = None) -> dict[str, Any]:

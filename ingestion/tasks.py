@@ -19,7 +19,7 @@ def load_embedding_model(**_: Any) -> None:
     threading.Thread(target=get_embedder, name="load-embedding-model", daemon=True).start()
 
 
-@shared_task(bind=True, name="ingestion.tasks.process_job", max_retries=pipeline.MAX_ATTEMPTS)
+@shared_task(bind=True, name="ingestion.tasks.process_job", max_retries=settings.JOB_MAX_ATTEMPTS)
 def process_job(self: Task, job_id: int) -> None:
     try:
         pipeline.job_process(job_id=job_id)
@@ -29,4 +29,6 @@ def process_job(self: Task, job_id: int) -> None:
 
 @shared_task(name="ingestion.tasks.requeue_stuck_jobs")
 def requeue_stuck_jobs() -> list[int]:
-    return services.jobs_requeue_stuck(older_than=timedelta(seconds=settings.JOB_STUCK_AFTER_SECONDS))
+    return services.jobs_requeue_stuck(
+        older_than=timedelta(seconds=settings.JOB_STUCK_AFTER_SECONDS), max_attempts=settings.JOB_MAX_ATTEMPTS
+    )

@@ -48,6 +48,18 @@ def env_list(name: str, default: list[str]) -> list[str]:
     return [item.strip() for item in raw.split(",") if item.strip()]
 
 
+def job_time_limits(queue: str, soft_default: int, *, below: int) -> tuple[int, int]:
+    """(soft, hard) from JOB_<queue>_SOFT_TIME_LIMIT and JOB_<queue>_TIME_LIMIT (default: soft + 5 min)."""
+    soft = env_int(f"JOB_{queue}_SOFT_TIME_LIMIT", soft_default)
+    hard = env_int(f"JOB_{queue}_TIME_LIMIT", soft + 300)
+    if not 0 < soft < hard < below:
+        raise ImproperlyConfigured(
+            f"JOB_{queue}_SOFT_TIME_LIMIT ({soft}) must be above 0 and below JOB_{queue}_TIME_LIMIT ({hard}), "
+            f"and both below JOB_VISIBILITY_TIMEOUT ({below})"
+        )
+    return soft, hard
+
+
 def database_from_url(url: str, *, pool: dict[str, int] | None = None) -> dict[str, object]:
     """Turn `postgresql://user:pass@host:port/name?host=/socket/dir` into a Django DATABASES entry,
     with Django's psycopg connection pool when `pool` gives its sizes."""
@@ -223,8 +235,24 @@ CELERY_TASK_ROUTES = {"ingestion.tasks.requeue_stuck_jobs": {"queue": "ingest"}}
 # A job that runs longer than this is redelivered: it must exceed the longest real job.
 CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": env_int("JOB_VISIBILITY_TIMEOUT", 6 * 3600)}
 CELERY_WORKER_HIJACK_ROOT_LOGGER = False
-# A running job reports progress every few seconds; one silent this long lost its worker.
+# A running job's heartbeat is refreshed every JOB_HEARTBEAT_SECONDS by a thread beside its work,
+# whatever the work is doing (a long transcription piece included); one silent for
+# JOB_STUCK_AFTER_SECONDS lost its worker (killed, out of memory) and the sweeper sends it again,
+# JOB_MAX_ATTEMPTS times at most: then it fails as too_many_attempts.
+JOB_HEARTBEAT_SECONDS = env_int("JOB_HEARTBEAT_SECONDS", 30)
 JOB_STUCK_AFTER_SECONDS = env_int("JOB_STUCK_AFTER_SECONDS", 600)
+JOB_MAX_ATTEMPTS = env_int("JOB_MAX_ATTEMPTS", 3)
+if not 0 < JOB_HEARTBEAT_SECONDS * 3 <= JOB_STUCK_AFTER_SECONDS:
+    raise ImproperlyConfigured("JOB_STUCK_AFTER_SECONDS must be at least three JOB_HEARTBEAT_SECONDS (both above 0)")
+if JOB_MAX_ATTEMPTS < 1:
+    raise ImproperlyConfigured("JOB_MAX_ATTEMPTS must be 1 or more")
+# Time limits of one job, per queue, (soft, hard) in seconds: at the soft limit the job fails as
+# time_limit and keeps nothing; at the hard limit its process is killed (the sweeper then counts an
+# attempt). Both end before Redis would redeliver the message (JOB_VISIBILITY_TIMEOUT).
+JOB_TIME_LIMITS = {
+    "ingest": job_time_limits("INGEST", 3 * 3600, below=CELERY_BROKER_TRANSPORT_OPTIONS["visibility_timeout"]),
+    "transcribe": job_time_limits("TRANSCRIBE", 5 * 3600, below=CELERY_BROKER_TRANSPORT_OPTIONS["visibility_timeout"]),
+}
 CELERY_BEAT_SCHEDULE = {
     "requeue-stuck-jobs": {"task": "ingestion.tasks.requeue_stuck_jobs", "schedule": 60.0},
 }

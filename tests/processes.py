@@ -26,13 +26,21 @@ def test_database_url() -> str:
     return f"postgresql://{credentials}@{db['HOST']}:{db['PORT'] or 5432}/{db['NAME']}"
 
 
-def start_worker_process(log: Path, queues: str = "ingest") -> subprocess.Popen[bytes]:
-    """A real `celery worker` process (solo pool: the job runs in the process a test may kill)."""
+def start_worker_process(log: Path, queues: str = "ingest", pool: str = "solo") -> subprocess.Popen[bytes]:
+    """A real `celery worker` process (solo pool: the job runs in the process a test may kill; the
+    prefork pool, with one child, enforces time limits)."""
     env = {**os.environ, "DATABASE_URL": test_database_url(), "MEDIA_ROOT": str(settings.MEDIA_ROOT)}
-    command = [sys.executable, "-m", "celery", "-A", "secondbrain", "worker", "--pool", "solo", "--queues", queues,
-               "--loglevel", "INFO", "--without-mingle", "--without-gossip", "--without-heartbeat"]  # fmt: skip
+    command = [sys.executable, "-m", "celery", "-A", "secondbrain", "worker", "--pool", pool, "--concurrency", "1",
+               "--queues", queues, "--loglevel", "INFO", "--without-mingle", "--without-gossip",
+               "--without-heartbeat"]  # fmt: skip
     with log.open("ab") as handle:
         return subprocess.Popen(command, cwd=settings.BASE_DIR, env=env, stdout=handle, stderr=subprocess.STDOUT)
+
+
+def stop(process: subprocess.Popen[bytes]) -> None:
+    """Stop a worker as its supervisor would (a prefork worker's children go with it)."""
+    process.terminate()
+    process.wait(timeout=60)
 
 
 def kill(process: subprocess.Popen[bytes]) -> None:
