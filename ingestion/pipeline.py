@@ -9,6 +9,7 @@ time into a spool file (passages and their float32 vectors; unlinked from the st
 worker leaves no file), which the storing transaction reads back a batch at a time.
 """
 
+import itertools
 import logging
 import pickle
 import tempfile
@@ -270,21 +271,12 @@ def _embed(job: Job, passages: PassageSource, spool: IO[bytes]) -> int:
     total = sum(1 for _ in passages())
     start_at, done = job.progress, 0
     walk = passages()
-    while batch := _take(walk, settings.EMBEDDING_BATCH_SIZE):
+    while batch := list(itertools.islice(walk, settings.EMBEDDING_BATCH_SIZE)):
         vectors = embed_texts([f"{passage.context}\n{passage.text}" for passage in batch])
         pickle.dump((batch, vectors.astype(np.float32, copy=False)), spool, protocol=pickle.HIGHEST_PROTOCOL)
         done += len(batch)
         _progress(job, stage=Job.Stage.EMBEDDING, progress=start_at + int((96 - start_at) * done / total))
     return done
-
-
-def _take(items: Iterator[Passage], count: int) -> list[Passage]:
-    batch: list[Passage] = []
-    for item in items:
-        batch.append(item)
-        if len(batch) == count:
-            break
-    return batch
 
 
 def _spooled(spool: IO[bytes]) -> Iterator[Batch]:
