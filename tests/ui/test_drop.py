@@ -83,6 +83,7 @@ def test_dropping_the_shared_pdfs_and_recordings(web_server: str, browser_page: 
     rows.filter(has_text="fleurs-en-003").get_by_role("link").click()
     play = page.locator("button.play").first
     expect(play).to_have_text("▶ 0:00")
+    page.wait_for_load_state()  # the deferred script that makes ▶ play has run
     play.click()
     page.wait_for_function("() => !document.getElementById('player').paused")
     page.screenshot(path=SCREENSHOTS / "recording.png", full_page=True)
