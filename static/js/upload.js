@@ -59,7 +59,9 @@
         htmx.process(source);
         view.item.dataset.status = "uploaded";
         view.bar.value = 100;
-        view.state.textContent = "Uploaded — processing in Your sources";
+        view.source = source.id;
+        uploaded.push(view);
+        follow(view);
       } else {
         fail(view, errorText(xhr));
       }
@@ -68,6 +70,27 @@
     xhr.onloadend = () => { active -= 1; next(); };
     xhr.send(body);
   }
+
+  // The upload row says what became of its file: the source row's job status, which the jobs
+  // websocket swaps in as processing moves on, is mirrored here until it is ready or has failed.
+  const uploaded = [];
+  const outcome = {
+    queued: "Uploaded — waiting to be processed",
+    running: "Uploaded — processing",
+    done: "Uploaded — ready",
+    failed: "Uploaded — processing failed, see Your sources",
+    cancelled: "Uploaded — processing cancelled",
+  };
+  function follow(view) {
+    const source = document.getElementById(view.source);
+    const job = source && source.querySelector(".job");
+    const status = source ? job && job.dataset.status : "deleted";
+    view.item.dataset.job = status || "";
+    view.state.textContent = status === "deleted" ? "Uploaded — since deleted" : outcome[status] || "Uploaded";
+  }
+  new MutationObserver(() => uploaded.forEach(follow)).observe(document.getElementById("sources"), {
+    childList: true, subtree: true, attributes: true, attributeFilter: ["data-status"],
+  });
 
   function next() {
     while (active < 2 && queue.length) send(...queue.shift());

@@ -57,6 +57,9 @@ def test_dropping_the_shared_pdfs_and_recordings(web_server: str, browser_page: 
         row = rows.filter(has_text=path.stem)
         expect(row.locator(".job")).to_have_attribute("data-status", "done", timeout=300_000)
         expect(row).to_contain_text("Ready")
+    # The upload list says so too, not "processing" for ever.
+    expect(page.locator('#uploads .upload[data-job="done"]')).to_have_count(len(files))
+    expect(uploads.filter(has_text="fleurs-en-003")).to_contain_text("Uploaded — ready")
     # Dates taken from the files replace the upload time in the list as soon as each is processed.
     expect(rows.filter(has_text="table_nics")).to_contain_text("PDF · 12 Dec 2015, 18:49")
     expect(rows.filter(has_text="academic_arxiv")).to_contain_text("PDF · 22 Aug 2024, 12:54")
