@@ -98,13 +98,29 @@ _OPENERS = re.compile(
 )
 _PERSONAL = frozenset("he she him her his hers they them their theirs".split())
 _THING = frozenset("it its".split())
+# People named by what they are to the person or what they do: a pronoun after one of them in the same
+# question points back to it ("what did my sister say about her new job?"), not to the turn before.
+_PEOPLE = frozenset(
+    """
+    person people man men woman women guy guys lady kid kids child children baby boy boys girl girls
+    mom mum mother dad father parent parents sister sisters brother brothers sibling siblings son sons
+    daughter daughters wife husband partner fiance fiancee spouse grandma grandpa grandmother grandfather
+    grandparents aunt uncle cousin cousins nephew niece family friend friends neighbour neighbor
+    neighbours neighbors roommate flatmate housemate boyfriend girlfriend
+    boss manager colleague colleagues coworker coworkers team client clients customer customers
+    landlord landlady tenant tenants doctor doctors dentist nurse physio physiotherapist therapist vet
+    mechanic technician plumber electrician builder contractor cleaner teacher teachers coach tutor
+    lawyer accountant agent author writer speaker president minister king queen
+    """.split()
+)
 _LAST_ONLY = frozenset("that this those these there then".split())
 _WORD = re.compile(r"[A-Za-z][\w'’-]*")
 # Capitalized at the start of a sentence without being a name.
 _NOT_NAMES = frozenset(
     "i i'm i've i'd you your yes no the a an on in at it its this that these those he she they we my our "
     "what when where which who why how there here and but so if then after before yesterday today tomorrow "
-    "monday tuesday wednesday thursday friday saturday sunday".split()
+    "monday tuesday wednesday thursday friday saturday sunday "
+    "do does did have has had am is are was were should can could will would shall may might must".split()
 )
 
 
@@ -298,7 +314,8 @@ def is_follow_up(question: str) -> bool:
         return True
     if words[-1] in _LAST_ONLY and not (len(words) >= 2 and words[-2] in {"is", "are", "was", "were"}):
         return True
-    if any(word in _PERSONAL for word in words) and not _names(question):
+    pronoun = next((at for at, word in enumerate(words) if word in _PERSONAL), None)
+    if pronoun is not None and not _names(question) and not _PEOPLE.intersection(words[:pronoun]):
         return True
     # "it" with no thing of its own: "when is it due?", "how much did it cost?"
     return any(word in _THING for word in words) and len(words) <= 6

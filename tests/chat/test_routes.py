@@ -128,6 +128,10 @@ def test_a_follow_up_is_searched_as_a_question_of_its_own_and_shown_as_read(
     "question",
     [
         "What did Maria promise her brother?",  # the pronoun's person is named in the question
+        "What did the president say about his country?",  # … or said by what they are
+        "what did my sister say about her new job",
+        "Did the kids like their presents?",
+        "When is the plumber coming back and what does he need?",
         "Is there a plumber's number in my notes?",  # "is there" opens a question of its own
         "What is the guest wifi called?",
         "Summarize what still needs doing in the garden.",
@@ -137,6 +141,21 @@ def test_a_follow_up_is_searched_as_a_question_of_its_own_and_shown_as_read(
 def test_a_question_of_its_own_is_not_read_as_a_follow_up(question: str) -> None:
     read = intent.read(question, ("Who recommended Piranesi to me?", "Tom recommended Piranesi [1]."))
     assert read.kind == intent.QUESTION and not read.follow_up and read.search == question
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "What did he say about the budget?",
+        "and her phone number?",
+        "What is the name of her dog?",  # "name" is no one the pronoun could point back to
+        "Did they reply?",
+        "When did she call?",
+    ],
+)
+def test_a_pronoun_with_no_one_before_it_is_a_follow_up(question: str) -> None:
+    read = intent.read(question, ("Who recommended Piranesi to me?", "Tom recommended Piranesi [1]."))
+    assert read.follow_up and read.search.endswith("(Who recommended Piranesi to me?)")
 
 
 # Written for these tests, before the rules were changed, not taken from the first-week yardstick:
