@@ -11,6 +11,7 @@ the tuning half's failures are printed.
 
     python -m bench firstweek                   in process: a bench database, a worker, daphne
     python -m bench firstweek --url http://127.0.0.1:8000
+    python -m bench firstweek --types when,fact   only the conversations asking these kinds of question
     python -m bench firstweek --regrade var/bench/firstweek-<model>.json --ablate
 
 An in-process run writes each answer with the model's own words and its passages to
@@ -155,13 +156,16 @@ def ask(base_url: str, token: str, question: Question, conversation_id: int | No
     )
 
 
-def run(base_url: str, *, log: Any = print) -> list[tuple[Answer, bool]]:
+def run(base_url: str, *, types: set[str] | None = None, log: Any = print) -> list[tuple[Answer, bool]]:
     api = HttpApi(base_url)
     now = datetime.now(UTC)
     started = time.perf_counter()
     token = ingest(api, now)
     titles = {note.file: note.title for note in notes()}
     asked = questions()
+    if types:  # whole conversations, so a follow-up is still asked after the turn it follows
+        kept = {question.conversation for question in asked if question.type in types}
+        asked = [question for question in asked if question.conversation in kept]
     log(f"{len(titles)} notes saved in {time.perf_counter() - started:.1f} s; {len(asked)} questions")
     conversations: dict[str, int | None] = {}
     results = []
@@ -234,15 +238,17 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--url", help="a running app's base URL; default: in process")
     parser.add_argument("--regrade", type=Path, help="judge a run's stored answers again with today's checks")
     parser.add_argument("--ablate", action="store_true", help="with --regrade: each answer check left out in turn")
+    parser.add_argument("--types", help="only the conversations holding questions of these types: when,fact,…")
     args = parser.parse_args(argv or [])
+    types = set(args.types.split(",")) if args.types else None
     if args.regrade:
         regrade(args.regrade, ablate=args.ablate)
         return
     if args.url:
-        report(run(args.url))
+        report(run(args.url, types=types))
         return
     with in_process() as url:
-        results = run(url)
+        results = run(url, types=types)
         from django.conf import settings
 
         stored = Path(settings.BASE_DIR) / "var" / "bench" / f"firstweek-{settings.CHAT_MODEL}.json"
