@@ -18,6 +18,7 @@ from django.core.files.uploadedfile import UploadedFile
 from django.db import IntegrityError, connection, transaction
 from django.db.models.signals import post_delete, pre_delete
 from django.utils import timezone
+from kombu.exceptions import OperationalError
 
 from accounts.models import User
 from ingestion.models import Job, Source
@@ -224,7 +225,12 @@ def _task_send(job: Job) -> None:
     # Transcription is heavy and gets workers of its own, and longer time limits.
     queue = "transcribe" if job.source.kind == Source.Kind.AUDIO else "ingest"
     soft, hard = settings.JOB_TIME_LIMITS[queue]
-    process_job.apply_async(args=[job.pk], queue=queue, soft_time_limit=soft, time_limit=hard)
+    try:
+        process_job.apply_async(args=[job.pk], queue=queue, soft_time_limit=soft, time_limit=hard)
+    except OperationalError:
+        # The queue (Redis) is down. The job is stored and shows as waiting; the sweeper sends it
+        # again once the queue is back (`jobs_requeue_stuck`), so the upload is not refused for it.
+        logger.warning("job %s: the queue is unreachable; it waits for the sweeper", job.pk, exc_info=True)
 
 
 def job_event(job: Job, title: str, source: Source | None = None) -> dict[str, Any]:

@@ -1,21 +1,14 @@
-import os
-import socket
-import subprocess
-import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 from celery.contrib.testing.worker import start_worker
-from django.conf import settings
 from django.db import connection
 
 from accounts.models import User
-from secondbrain.stack import daphne_options
 from tests.factories import ApiClient, make_user
-from tests.processes import free_port, test_database_url
+from tests.processes import app_env, web_process
 from tests.scripted_model import scripted_model  # noqa: F401 — the chat model stand-in, a fixture for every test
 
 
@@ -64,28 +57,9 @@ def celery_worker(transactional_db: None) -> Iterator[None]:
 @pytest.fixture
 def web_server(celery_worker: None, tmp_path: Path) -> Iterator[str]:
     """daphne serving the real ASGI app (HTTP and websockets) on the test database."""
-    port = free_port()
-    env = {**os.environ, "DATABASE_URL": test_database_url(), "MEDIA_ROOT": str(settings.MEDIA_ROOT)}
-    log = (tmp_path / "daphne.log").open("w")
-    server = subprocess.Popen(
-        [sys.executable, "-m", "daphne", *daphne_options("127.0.0.1", port), "secondbrain.asgi:application"],
-        cwd=settings.BASE_DIR,
-        env=env,
-        stdout=log,
-        stderr=subprocess.STDOUT,
-    )
-    deadline = time.monotonic() + 60
-    while True:
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=1).close()
-            break
-        except OSError:
-            if server.poll() is not None or time.monotonic() > deadline:
-                raise RuntimeError((tmp_path / "daphne.log").read_text()) from None
-            time.sleep(0.2)
-    yield f"http://127.0.0.1:{port}"
+    server, url = web_process(app_env(), tmp_path / "daphne.log")
+    yield url
     # Killed, not stopped: daphne's graceful shutdown waits ~3 s for open connections, and nothing
     # of the test's outcome depends on it (the worker fixture then ends its database sessions).
     server.kill()
     server.wait(timeout=20)
-    log.close()

@@ -15,7 +15,6 @@ import subprocess
 import sys
 import tempfile
 import threading
-import time
 import urllib.error
 import urllib.parse
 import urllib.request
@@ -35,7 +34,7 @@ from websockets.sync.client import connect as websocket_connect
 
 from secondbrain import stack
 from tests.factories import PASSWORD, ApiClient, make_user
-from tests.processes import free_port
+from tests.processes import request, web_process
 from tests.processes import test_database_url as app_database_url  # not a test of this module
 from tests.scripted_model import ScriptedModel
 from tests.test_pipeline import GARDEN_NOTE
@@ -43,41 +42,6 @@ from tests.test_pipeline import GARDEN_NOTE
 POOL_SIZE = 6  # the web process's DB_POOL_MAX_SIZE in these tests: small, so that a leak shows at once
 WEB_APP_NAME = "secondbrain-web-under-test"
 _EVENT = re.compile(r'data-event="(\w+)"')
-
-
-def request(url: str, *, token: str | None = None, body: Any = None, method: str | None = None) -> tuple[int, Any]:
-    """(status, parsed JSON or text) of one HTTP request; a refused or reset connection is status 0."""
-    headers = {"Content-Type": "application/json"} | ({"Authorization": f"Bearer {token}"} if token else {})
-    data = json.dumps(body).encode() if body is not None else None
-    try:
-        with urllib.request.urlopen(urllib.request.Request(url, data, headers, method=method), timeout=120) as response:
-            status, raw = response.status, response.read()
-    except urllib.error.HTTPError as error:
-        status, raw = error.code, error.read()
-    except OSError as error:
-        return 0, repr(error)
-    try:
-        return status, json.loads(raw)
-    except ValueError:
-        return status, raw.decode(errors="replace")
-
-
-def web_process(env: dict[str, str], log_path: Path) -> tuple[subprocess.Popen[bytes], str]:
-    """daphne with the socket options `make run` gives it; (process, base URL) once it answers."""
-    port = free_port()
-    with log_path.open("ab") as log:
-        server = subprocess.Popen(
-            [sys.executable, "-m", "daphne", *stack.daphne_options("127.0.0.1", port), "secondbrain.asgi:application"],
-            cwd=settings.BASE_DIR, env=env, stdout=log, stderr=subprocess.STDOUT,
-        )  # fmt: skip
-    url = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 60
-    while request(f"{url}/accounts/login/")[0] != 200:
-        if server.poll() is not None or time.monotonic() > deadline:
-            server.kill()
-            raise RuntimeError(log_path.read_text())
-        time.sleep(0.2)
-    return server, url
 
 
 class ConnectionWatch:
