@@ -4,6 +4,7 @@ from typing import Any
 
 import pytest
 from celery.contrib.testing.worker import start_worker
+from celery.worker import state as worker_state
 from django.db import connection
 
 from accounts.models import User
@@ -45,8 +46,18 @@ def celery_worker(transactional_db: None) -> Iterator[None]:
     """A real Celery worker consuming the real Redis broker, in a thread of this process."""
     from secondbrain.celery import app
 
-    with start_worker(app, pool="solo", perform_ping_check=False, queues=["ingest", "transcribe"], loglevel="WARNING"):
-        yield
+    # A job still running when the test ends (a slow transcription on a loaded machine) is waited
+    # for. Should it outlast that, celery raises and leaves its "terminate" flag set, and every later
+    # test's worker would stop as it starts while the fixture waits for it for ever: a hang of the
+    # whole run instead of one failure. The flag is cleared whatever happens.
+    try:
+        with start_worker(
+            app, pool="solo", perform_ping_check=False, queues=["ingest", "transcribe"], loglevel="WARNING",
+            shutdown_timeout=180,
+        ):  # fmt: skip
+            yield
+    finally:
+        worker_state.should_terminate = None
     with connection.cursor() as cursor:
         cursor.execute(
             "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
