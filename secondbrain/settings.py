@@ -150,7 +150,7 @@ SECURE_CSP = {
     "default-src": ["'self'"],
     "script-src": ["'self'"],
     "style-src": ["'self'"],
-    "img-src": ["'self'", "data:"],
+    "img-src": ["'self'"],
     "connect-src": ["'self'"],
     "object-src": ["'none'"],
     "base-uri": ["'none'"],
