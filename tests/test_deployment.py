@@ -100,3 +100,19 @@ def test_api_responses_carry_the_policy_too(db: None) -> None:
     response = Client().get("/api/sources")
     assert response.status_code == 401
     assert "frame-ancestors 'none'" in response["Content-Security-Policy"]
+
+
+@override_settings(DEBUG=False)
+def test_a_refused_form_gets_our_page_not_djangos_inline_styled_one(db: None) -> None:
+    response = Client(enforce_csrf_checks=True).post("/accounts/login/", {"username": "x", "password": "y"})
+    assert response.status_code == 403
+    assert b"Please try again" in response.content
+    assert b"<style" not in response.content and b"style=" not in response.content
+
+
+def test_with_debug_djangos_technical_error_pages_are_shown_whole(db: None) -> None:
+    """They rely on inline style and script; `make run` (DEBUG) sends them without the policy."""
+    with override_settings(DEBUG=True):
+        assert "Content-Security-Policy" not in Client().get("/no-such-page/")
+    with override_settings(DEBUG=False):
+        assert "Content-Security-Policy" in Client().get("/no-such-page/")
