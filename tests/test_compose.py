@@ -158,8 +158,9 @@ def _size(value: str) -> int:
 
 
 def test_the_proxy_body_limit_for_uploads_is_the_apps_and_every_other_body_is_small() -> None:
-    """Uploads and notes pass the proxy up to the app's own limit (the same MAX_UPLOAD_MB); anything
-    else is refused at 1 MiB. The routes named are the views that take a file or a note."""
+    """Uploads and notes pass the proxy up to exactly the app's own limit (the same MAX_UPLOAD_MB and
+    envelope), whether the body declares its length or not; anything else is refused past 1 MiB.
+    The routes named are the views that take a file or a note."""
     uploads = re.search(r"^\s*@uploads path (.+)$", CADDYFILE, re.MULTILINE)
     assert uploads
     schema = api.get_openapi_schema()["paths"]
@@ -169,24 +170,32 @@ def test_the_proxy_body_limit_for_uploads_is_the_apps_and_every_other_body_is_sm
         for operation in operations.values()
         if operation.get("operationId") in {"ingestion_api_note_create", "ingestion_api_upload_create"}
     }
-    assert set(uploads.group(1).split()) == {reverse("upload_create"), reverse("note_create"), *api_paths}
     assert len(api_paths) == 2
+    assert set(uploads.group(1).split()) == {reverse("upload_create"), reverse("note_create"), *api_paths}
 
-    limits = re.findall(r"max_size (\S+)", CADDYFILE)
-    assert len(limits) == 2
-    upload_limit, other_limit = limits
     # The same variable, with the same default, reaches the app and the proxy, and the app's default is it.
-    assert (
-        _env("proxy")["MAX_UPLOAD_MB"]
-        == _env("web")["MAX_UPLOAD_MB"]
-        == f"${{MAX_UPLOAD_MB:-{settings.MAX_UPLOAD_MB}}}"
-    )
+    variable = f"${{MAX_UPLOAD_MB:-{settings.MAX_UPLOAD_MB}}}"
+    assert _env("proxy")["MAX_UPLOAD_MB"] == _env("web")["MAX_UPLOAD_MB"] == variable
+    streamed = re.findall(r"max_size (\S+)", CADDYFILE)
+    declared = re.findall(r"int\(\{http\.request\.header\.Content-Length\}\) > ([^`]+)`", CADDYFILE)
+    assert len(streamed) == len(declared) == 2
     for mb in (settings.MAX_UPLOAD_MB, 1, 2048):
-        file_limit = mb * 1024 * 1024
-        proxy_limit = _size(upload_limit.replace("{$MAX_UPLOAD_MB}", str(mb)))
-        # A file the app accepts, with its multipart envelope, passes; much more does not.
-        assert file_limit + ENVELOPE_BYTES <= proxy_limit <= file_limit + 1024 * 1024
-    assert _size(other_limit) == 1024 * 1024 < settings.MAX_UPLOAD_BYTES
+        app_limit = mb * 1024 * 1024 + ENVELOPE_BYTES  # what secondbrain.limits.BodySizeLimit lets through
+        assert _size(streamed[0].replace("{$MAX_UPLOAD_MB}", str(mb))) == app_limit
+        assert _product_sum(declared[0].replace("{$MAX_UPLOAD_MB}", str(mb))) == app_limit
+    assert _size(streamed[1]) == _product_sum(declared[1]) == 1024 * 1024 < settings.MAX_UPLOAD_BYTES
+
+
+def _product_sum(expression: str) -> int:
+    """`200 * 1048576 + 65536` (the Caddyfile's arithmetic) → its value."""
+    return sum(_product(term) for term in expression.split("+"))
+
+
+def _product(term: str) -> int:
+    product = 1
+    for factor in term.split("*"):
+        product *= int(factor)
+    return product
 
 
 def _dockerfile_user(path: Path) -> str:
