@@ -16,11 +16,24 @@ from tests.factories import PASSWORD, make_user
 STRONG_KEY = get_random_secret_key()
 
 
+# The settings a deployment turns on, printed by a process that imported them.
+SECURE = [
+    "SECURE_SSL_REDIRECT",
+    "SESSION_COOKIE_SECURE",
+    "CSRF_COOKIE_SECURE",
+    "SECURE_HSTS_SECONDS",
+    "SECURE_HSTS_INCLUDE_SUBDOMAINS",
+    "SIGNUP_OPEN",
+]
+PRINT_SECURE = f"import secondbrain.settings as s; print([getattr(s, name) for name in {SECURE!r}])"
+
+
 def start(**environment: str) -> subprocess.CompletedProcess[str]:
-    """Import the settings in a fresh interpreter, as a process starting with this environment does."""
-    env = {key: value for key, value in os.environ.items() if key not in {"SECRET_KEY", "DEBUG"}}
+    """Import the settings in a fresh interpreter, as a process starting with this environment does,
+    and print those of SECURE."""
+    env = {key: value for key, value in os.environ.items() if key not in {"SECRET_KEY", "DEBUG", *SECURE}}
     return subprocess.run(
-        [sys.executable, "-c", "import secondbrain.settings"],
+        [sys.executable, "-c", PRINT_SECURE],
         cwd=settings.BASE_DIR,
         env={**env, **environment},
         capture_output=True,
@@ -47,10 +60,19 @@ def test_without_debug_the_app_refuses_to_start_with_a_guessable_secret_key(key:
     assert "ImproperlyConfigured: SECRET_KEY " + reason in result.stderr, result.stderr
 
 
-def test_it_starts_with_a_strong_key_and_make_run_needs_none() -> None:
-    assert start(DEBUG="false", SECRET_KEY=STRONG_KEY).returncode == 0
+def test_without_debug_it_starts_with_a_strong_key_and_everything_secure() -> None:
+    production = start(DEBUG="false", SECRET_KEY=STRONG_KEY)
+    assert production.returncode == 0, production.stderr
+    assert production.stdout.strip() == "[True, True, True, 31536000, True, False]"  # sign-up closed
+    # Each is a setting of its own.
+    relaxed = start(DEBUG="false", SECRET_KEY=STRONG_KEY, SECURE_SSL_REDIRECT="false", SIGNUP_OPEN="true")
+    assert relaxed.stdout.strip() == "[False, True, True, 31536000, True, True]"
+
+
+def test_make_run_needs_no_key_and_works_over_plain_http() -> None:
     development = start()
     assert development.returncode == 0, development.stderr
+    assert development.stdout.strip() == "[False, False, False, 0, False, True]"
 
 
 PRODUCTION = {

@@ -195,6 +195,8 @@ def test_every_page_works_under_the_content_security_policy(
     expect(page.locator("#site-name")).to_be_visible()
     page.goto(f"{web_server}/admin/ingestion/source/")
     expect(page.locator("#result_list")).to_be_visible()
+    page.goto(f"{web_server}/admin/ingestion/source/{ids['note']}/change/")
+    expect(page.locator("#source_form")).to_be_visible()
 
     assert watch.violations == []
     assert watch.refusals == []
