@@ -2,6 +2,7 @@
 
 import os
 import re
+import shlex
 import subprocess
 import sys
 from pathlib import Path
@@ -221,16 +222,23 @@ def test_sign_up_is_closed_unless_the_operator_opens_it() -> None:
 
 
 def test_check_deploy_finds_nothing_under_the_compose_settings() -> None:
-    """`manage.py check --deploy`, in the environment compose gives the web service, warns of nothing."""
+    """`manage.py check --deploy`, in the environment the image and compose give the web service,
+    warns of nothing."""
     given = {"SECRET_KEY": get_random_secret_key(), "POSTGRES_PASSWORD": "not-used-by-check"}
     compose_env = _resolved(_env("web"), given)
     assert compose_env["DEBUG"] == "false"
-    # The machine's own settings must not leak in: only what compose sets, and what Python needs.
+    image_env = dict(
+        pair.split("=", 1)
+        for line in re.findall(r"^ENV (.+)$", (BASE / "Dockerfile").read_text(), re.MULTILINE)
+        for pair in shlex.split(line)
+    )
+    assert image_env["STATIC_ROOT"]
+    # The machine's own settings must not leak in: only what Python needs, the image and compose set.
     env = {key: value for key, value in os.environ.items() if key in {"PATH", "HOME", "LANG", "VIRTUAL_ENV"}}
     result = subprocess.run(
         [sys.executable, "manage.py", "check", "--deploy", "--fail-level", "WARNING"],
         cwd=BASE,
-        env={**env, **compose_env},
+        env={**env, **image_env, **compose_env},
         capture_output=True,
         text=True,
         timeout=120,
