@@ -25,6 +25,7 @@ from tests.ui.test_walkthrough import sign_up
 
 DATA = Path(__file__).resolve().parent.parent / "data"
 EVIL = "https://evil.example/login"
+SLOW = 30_000  # ms, for a step that checks a password
 # Reports each violation to the test, from every document the page loads.
 REPORT_VIOLATIONS = """document.addEventListener("securitypolicyviolation", (event) => {
   window.reportViolation(`${event.violatedDirective} blocked ${event.blockedURI || "inline"} in ${event.sourceFile}:${event.lineNumber}`);
@@ -136,7 +137,8 @@ def test_every_page_works_under_the_content_security_policy(
     assert "script-src 'self'" in policy and "style-src 'self'" in policy and "frame-ancestors 'none'" in policy
     page.goto(f"{web_server}/accounts/login/")
     sign_up(page, "newcomer")
-    expect(page.get_by_role("heading", name="Write a note")).to_be_visible()
+    # Hashing a password takes ~0.4 s of CPU; on a busy machine, many times that.
+    expect(page.get_by_role("heading", name="Write a note")).to_be_visible(timeout=SLOW)
     page.get_by_role("button", name="Log out newcomer").click()
     page.goto(f"{web_server}/admin/login/")
     expect(page.get_by_label("Username")).to_be_visible()
@@ -192,7 +194,7 @@ def test_every_page_works_under_the_content_security_policy(
     page.get_by_label("Username").fill("operator")
     page.get_by_label("Password").fill(PASSWORD)
     page.get_by_role("button", name="Log in").click()
-    expect(page.locator("#site-name")).to_be_visible()
+    expect(page.locator("#site-name")).to_be_visible(timeout=SLOW)
     page.goto(f"{web_server}/admin/ingestion/source/")
     expect(page.locator("#result_list")).to_be_visible()
     page.goto(f"{web_server}/admin/ingestion/source/{ids['note']}/change/")
