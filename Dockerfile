@@ -16,4 +16,10 @@ RUN pip install -c requirements.lock '.[local-models]' \
     && python manage.py prepare_models \
     && DEBUG=true STATIC_ROOT=/app/staticfiles python manage.py collectstatic --noinput
 ENV STATIC_ROOT=/app/staticfiles
+# Every process of the image (web, workers, beat, the model server) runs as `app`, not root. It owns
+# only what it writes: the media volume (a new volume takes this directory's owner) and its home
+# (libraries' caches). The code, the models and the static files stay root's: read-only to it.
+RUN useradd --system --uid 10001 --user-group --create-home --home-dir /home/app app \
+    && mkdir -p /data/media && chown app:app /data/media
+USER app
 EXPOSE 8000

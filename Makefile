@@ -5,12 +5,12 @@ BIN := $(VENV)/bin
 INSTALLED := $(VENV)/.installed
 MODELS := var/models/.prepared
 
-.PHONY: run test lint bench bench-models setup models system-packages browser clean-venv
+.PHONY: run test lint bench bench-models setup models system-packages browser caddy clean-venv
 
 run: setup
 	$(BIN)/python -m secondbrain.stack run
 
-test: setup browser lint
+test: setup browser caddy lint
 	$(BIN)/python -m secondbrain.stack test -- $(PYTEST_ARGS)
 
 # Style and types first: ruff's lint and format, mypy with django-stubs (settings in pyproject.toml).
@@ -78,6 +78,12 @@ browser:
 	@command -v chromium >/dev/null 2>&1 || { \
 		echo "Installing Debian's chromium for the browser tests"; \
 		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; }
+
+# tests/test_proxy.py runs proxy/Caddyfile (docker-compose.yml's reverse proxy) with Debian's caddy.
+caddy:
+	@command -v caddy >/dev/null 2>&1 || { \
+		echo "Installing Debian's caddy for the reverse-proxy tests"; \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends caddy >/dev/null; }
 
 clean-venv:
 	rm -rf $(VENV)

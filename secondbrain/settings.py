@@ -92,14 +92,71 @@ def database_from_url(url: str, *, pool: dict[str, int] | None = None) -> dict[s
     }
 
 
+# Public (it is in this file): anything signed with it can be forged. `make run` and the tests only.
+DEVELOPMENT_SECRET_KEY = "insecure-development-key-set-SECRET_KEY-in-production"
+
+
+def secret_key_weakness(key: str) -> str | None:
+    """Why `key` must not sign sessions and password-reset links, or None when it may.
+
+    The thresholds are those of Django's `check --deploy` (security.W009), so a key the app starts
+    with never draws that warning.
+    """
+    if not key:
+        return "is not set"
+    if key == DEVELOPMENT_SECRET_KEY:
+        return "is the public development key"
+    if key.startswith("django-insecure-"):
+        return "is a development key (django-insecure-…)"
+    if len(key) < 50 or len(set(key)) < 5:
+        return "is too weak (fewer than 50 characters, or fewer than 5 different ones)"
+    return None
+
+
 DEBUG = env_bool("DEBUG", True)
 SECRET_KEY = os.environ.get("SECRET_KEY", "")
-if not SECRET_KEY:
-    if not DEBUG:
-        raise ImproperlyConfigured("SECRET_KEY must be set when DEBUG is false")
-    SECRET_KEY = "insecure-development-key-set-SECRET_KEY-in-production"
+if not DEBUG and (weakness := secret_key_weakness(SECRET_KEY)):
+    raise ImproperlyConfigured(
+        f"SECRET_KEY {weakness}; with DEBUG=false it must be a long random secret, "
+        "e.g. the output of: python -c 'import secrets; print(secrets.token_urlsafe(50))'"
+    )
+SECRET_KEY = SECRET_KEY or DEVELOPMENT_SECRET_KEY
 ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", ["127.0.0.1", "localhost", "[::1]", "testserver"])
 CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS", [])
+
+# HTTPS. Production sits behind a TLS proxy (docker-compose.yml: Caddy) and everything defaults to
+# secure there; `make run` (DEBUG) serves plain http on loopback and keeps working without it.
+SECURE_SSL_REDIRECT = env_bool("SECURE_SSL_REDIRECT", not DEBUG)
+# The proxy tells the app that the browser's connection was https. Trust it only behind a proxy that
+# sets X-Forwarded-Proto itself, overwriting any a client sent (Caddy does), or a client could claim it.
+SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https") if env_bool("TRUST_X_FORWARDED_PROTO", False) else None
+SESSION_COOKIE_SECURE = env_bool("SESSION_COOKIE_SECURE", not DEBUG)
+CSRF_COOKIE_SECURE = env_bool("CSRF_COOKIE_SECURE", not DEBUG)
+SECURE_HSTS_SECONDS = env_int("SECURE_HSTS_SECONDS", 0 if DEBUG else 365 * 24 * 3600)
+# Covers the app's own host and the hosts below it (not its parent domain's other sites).
+SECURE_HSTS_INCLUDE_SUBDOMAINS = env_bool("SECURE_HSTS_INCLUDE_SUBDOMAINS", not DEBUG)
+# Preloading puts the whole registrable domain into the browsers' HTTPS-only list, which takes months
+# to leave: the operator's decision for their domain, not a default of ours. So `check --deploy`'s
+# reminder of it (security.W021) is silenced unless it is chosen.
+SECURE_HSTS_PRELOAD = env_bool("SECURE_HSTS_PRELOAD", False)
+SILENCED_SYSTEM_CHECKS = [] if SECURE_HSTS_PRELOAD else ["security.W021"]
+# SecurityMiddleware's defaults already send X-Content-Type-Options: nosniff, Referrer-Policy:
+# same-origin and Cross-Origin-Opener-Policy: same-origin; XFrameOptionsMiddleware sends DENY.
+# The Content-Security-Policy every response gets (secondbrain.middleware.ContentSecurityPolicyMiddleware),
+# in the shape of Django 6's setting of the same name. No inline script or style anywhere: htmx's
+# indicator styles are off (base.html's htmx-config). 'self' in connect-src covers the websockets
+# (ws: and wss: to the same host).
+SECURE_CSP = {
+    "default-src": ["'self'"],
+    "script-src": ["'self'"],
+    "style-src": ["'self'"],
+    "img-src": ["'self'"],
+    "connect-src": ["'self'"],
+    "object-src": ["'none'"],
+    "base-uri": ["'none'"],
+    "form-action": ["'self'"],
+    "frame-ancestors": ["'none'"],
+}
 
 INSTALLED_APPS = [
     "daphne",
@@ -120,7 +177,9 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "secondbrain.timing.ServerTimingMiddleware",
+    "secondbrain.middleware.HealthCheckMiddleware",
     "django.middleware.security.SecurityMiddleware",
+    "secondbrain.middleware.ContentSecurityPolicyMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "ingestion.uploads.UploadLimitMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
@@ -188,7 +247,8 @@ AUTH_PASSWORD_VALIDATORS = [
 LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "home"
 LOGOUT_REDIRECT_URL = "login"
-SIGNUP_OPEN = env_bool("SIGNUP_OPEN", True)
+# Open in `make run` (DEBUG); a server on the internet takes new accounts only when told to.
+SIGNUP_OPEN = env_bool("SIGNUP_OPEN", DEBUG)
 
 LANGUAGE_CODE = "en-us"
 TIME_ZONE = "UTC"

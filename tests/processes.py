@@ -62,7 +62,8 @@ def web_process(env: dict[str, str], log_path: Path) -> tuple[subprocess.Popen[b
         )  # fmt: skip
     url = f"http://127.0.0.1:{port}"
     deadline = time.monotonic() + 60
-    while request(f"{url}/accounts/login/")[0] != 200:
+    # /healthz answers whatever the settings (a production env's https redirect and allowed hosts).
+    while request(f"{url}/healthz")[0] != 200:
         if server.poll() is not None or time.monotonic() > deadline:
             server.kill()
             raise RuntimeError(log_path.read_text())

@@ -3,7 +3,9 @@ search results with the query's words marked.
 
 Model output is hostile text (a note it read may hold anything), so the HTML is built by a Markdown
 parser with raw HTML off and then cleaned by an allow-list sanitizer: a `<script>`, an `onerror`
-attribute or a `javascript:` link never reaches the page as live HTML.
+attribute or a `javascript:` link never reaches the page as live HTML. Nor does a link the model
+wrote: an answer's only links are its citations, to passages of this site. A phishing address in a
+note ("your bank wants you to log in at …") stays text a person can read, not a click away.
 """
 
 import re
@@ -29,7 +31,7 @@ _TAGS = {
     *"table thead tbody tr th td".split(),
 }
 _ATTRIBUTES = {"a": {"href", "class", "title"}, "ol": {"start"}}
-_URL_SCHEMES = {"http", "https", "mailto"}
+_SITE_PATH = re.compile(r"/(?![/\\])")  # "/sources/…", not "//evil.example" (another host, this scheme)
 _WORD = re.compile(r"\w+")  # a word as `content_words` reads one, so a query word finds itself
 
 
@@ -42,7 +44,13 @@ def cite_links(text: str, citations: Iterable[Any] | None = None) -> SafeString:
     """
     targets = {int(_field(citation, "marker")): citation for citation in citations or []}
     html = _markdown().render(text or "", {"targets": targets})
-    return mark_safe(nh3.clean(html, tags=_TAGS, attributes=_ATTRIBUTES, url_schemes=_URL_SCHEMES))  # noqa: S308 — sanitized
+    return sanitize(html)
+
+
+def sanitize(html: str) -> SafeString:
+    """`html` with only the answer's allowed tags and attributes, and links only to this site's pages."""
+    clean = nh3.clean(html, tags=_TAGS, attributes=_ATTRIBUTES, attribute_filter=_site_links_only, url_schemes=set())
+    return mark_safe(clean)  # noqa: S308 — sanitized
 
 
 @register.filter
@@ -82,7 +90,28 @@ def _markdown() -> MarkdownIt:
     md = MarkdownIt("commonmark", {"html": False, "breaks": True}).enable(["table", "strikethrough"])
     md.disable(["reference", "image"])
     md.add_render_rule("text", _render_text)
+    md.add_render_rule("link_open", _render_link_open)
+    md.add_render_rule("link_close", _render_link_close)
     return md
+
+
+def _render_link_open(self: Any, tokens: list[Token], idx: int, options: Any, env: Mapping[str, Any]) -> str:
+    return ""  # a link the model wrote is shown as its text, followed by its address (below)
+
+
+def _render_link_close(self: Any, tokens: list[Token], idx: int, options: Any, env: Mapping[str, Any]) -> str:
+    """` (address)` after a link's text, as text; nothing when the text is the address (`<https://…>`)."""
+    start = next(i for i in range(idx - 1, -1, -1) if tokens[i].type == "link_open")
+    address = str(tokens[start].attrGet("href") or "")
+    text = "".join(token.content for token in tokens[start + 1 : idx])
+    return "" if text in {address, address.removeprefix("mailto:")} else f" ({escape(address)})"
+
+
+def _site_links_only(element: str, attribute: str, value: str) -> str | None:
+    """Behind the renderer, the sanitizer's rule too: an `href` leads to a page of this site or goes."""
+    if element == "a" and attribute == "href" and not _SITE_PATH.match(value):
+        return None
+    return value
 
 
 def _render_text(self: Any, tokens: list[Token], idx: int, options: Any, env: Mapping[str, Any]) -> str:

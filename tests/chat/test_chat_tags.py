@@ -4,21 +4,25 @@ from html.parser import HTMLParser
 
 import pytest
 
-from chat.templatetags.chat_tags import cite_links
+from chat.templatetags.chat_tags import cite_links, sanitize
 
 SAFE_TAGS = {"p", "br", "strong", "em", "code", "pre", "a", "ul", "ol", "li", "blockquote"}
 
 
 class Elements(HTMLParser):
-    """The elements and attributes a browser would build from the HTML (text is not looked at)."""
+    """The elements and attributes a browser would build from the HTML, and the text it would show."""
 
     def __init__(self, html: str) -> None:
         super().__init__()
         self.found: list[tuple[str, dict[str, str]]] = []
+        self.text = ""
         self.feed(html)
 
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
         self.found.append((tag, {name: value or "" for name, value in attrs}))
+
+    def handle_data(self, data: str) -> None:
+        self.text += data
 
 
 CITATIONS = [{"marker": 1, "source_id": 7, "chunk_id": 42, "source_title": "Garden <plan>"}]
@@ -57,7 +61,31 @@ def test_markdown_is_rendered_and_markers_link_to_their_passage() -> None:
     assert "<code>code [1]</code>" in html  # code stays as written
 
 
-def test_links_keep_only_safe_schemes() -> None:
-    html = str(cite_links("[site](https://example.org) and [mail](mailto:me@example.org)"))
-    assert 'href="https://example.org"' in html and 'href="mailto:me@example.org"' in html
-    assert 'rel="noopener noreferrer"' in html
+@pytest.mark.parametrize(
+    ("written", "shown"),
+    [
+        ("[your bank](http://evil.example/login)", "your bank (http://evil.example/login)"),
+        ("<https://evil.example/x>", "https://evil.example/x"),
+        ("https://evil.example/bare", "https://evil.example/bare"),
+        ("[mail](mailto:me@example.org)", "mail (mailto:me@example.org)"),
+        ("[protocol-relative](//evil.example)", "protocol-relative (//evil.example)"),
+        ("[a passage](/sources/7/#chunk-42)", "a passage (/sources/7/#chunk-42)"),
+        ('<a href="https://evil.example">raw</a>', '<a href="https://evil.example">raw</a>'),
+    ],
+)
+def test_links_the_model_wrote_are_shown_as_text(written: str, shown: str) -> None:
+    """An answer's only links are its citations: whatever address the model writes stays readable text."""
+    page = Elements(str(cite_links(f"The tomatoes go in on 12 May [1]. {written}", CITATIONS)))
+    links = [attributes["href"] for tag, attributes in page.found if tag == "a"]
+    assert links == ["/sources/7/#chunk-42"], page.found
+    assert page.text.strip() == f"The tomatoes go in on 12 May [1]. {shown}"
+
+
+@pytest.mark.parametrize("href", ["https://evil.example", "//evil.example", "/\\evil.example", "mailto:me@example.org"])
+def test_the_sanitizer_drops_any_address_off_this_site(href: str) -> None:
+    """Should a link ever slip past the renderer, its address still goes (defence in depth)."""
+    links = [attributes for _, attributes in Elements(str(sanitize(f'<a class="cite" href="{href}">[1]</a>'))).found]
+    assert links and "href" not in links[0], links
+    assert (
+        Elements(str(sanitize('<a href="/sources/7/#chunk-42">[1]</a>'))).found[0][1]["href"] == "/sources/7/#chunk-42"
+    )
