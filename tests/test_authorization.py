@@ -15,6 +15,7 @@ After every call Alice's rows and file are as they were.
 """
 
 import io
+import itertools
 import json
 import re
 import zipfile
@@ -222,8 +223,10 @@ def page_url(template: str, ids: dict[str, int]) -> str:
     return "/" + re.sub(r"<(?:\w+:)?(\w+)>", lambda match: str(ids[match.group(1)]), template)
 
 
-def call_page(client: Client, method: str, url: str, data: dict[str, str]) -> Any:
-    return client.get(url, data) if method == "GET" else client.post(url, data)
+def call_page(client: Client, method: str, url: str, data: dict[str, str], *, htmx: bool = False) -> Any:
+    """A page as a browser asks for it: a whole page, or with `htmx` the fragment htmx swaps in."""
+    headers = {"HX-Request": "true"} if htmx else {}
+    return client.get(url, data, headers=headers) if method == "GET" else client.post(url, data, headers=headers)
 
 
 def test_every_page_is_in_the_matrix() -> None:
@@ -239,11 +242,12 @@ def test_a_page_sends_the_anonymous_to_log_in(world: World, template: str) -> No
     page, client = PAGES[template], Client()
     url = page_url(template, page.ids(world))
     before = snapshot(world)
-    for method in ("GET", "POST"):
-        response = call_page(client, method, url, page.data)
-        assert response.status_code == 302, f"{method} {url} answered {response.status_code}, not a redirect"
-        assert urlsplit(response["Location"]).path == reverse("login"), f"{method} {url} → {response['Location']}"
-        assert_nothing_of_alice(response, f"{method} {url}")
+    for method, htmx in itertools.product(("GET", "POST"), (False, True)):
+        response = call_page(client, method, url, page.data, htmx=htmx)
+        route = f"{method} {url}{' (htmx)' if htmx else ''}"
+        assert response.status_code == 302, f"{route} answered {response.status_code}, not a redirect"
+        assert urlsplit(response["Location"]).path == reverse("login"), f"{route} → {response['Location']}"
+        assert_nothing_of_alice(response, route)
     assert snapshot(world) == before
 
 
@@ -253,9 +257,9 @@ def test_a_page_shows_another_user_nothing_of_alices(world: World, template: str
     client.force_login(world.mallory)
     url = page_url(template, page.ids(world))
     before = snapshot(world)
-    for method in page.methods:
-        response = call_page(client, method, url, page.data)
-        route = f"{method} {url} as Mallory"
+    for method, htmx in itertools.product(page.methods, (False, True)):
+        response = call_page(client, method, url, page.data, htmx=htmx)
+        route = f"{method} {url} as Mallory{' (htmx)' if htmx else ''}"
         if page.mallory == "not_found":
             assert response.status_code == 404, f"{route} answered {response.status_code}, not 404"
         else:
