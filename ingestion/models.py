@@ -129,6 +129,7 @@ class Job(models.Model):
         STORING = "storing", "Saving"
         DONE = "done", "Done"
 
+    # Always the source's owner: triggers keep it so (migration 0013), like `Chunk.owner`.
     owner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="jobs")
     source = models.ForeignKey(Source, on_delete=models.CASCADE, related_name="jobs")
     stage = models.CharField(max_length=16, choices=Stage.choices, default=Stage.QUEUED)

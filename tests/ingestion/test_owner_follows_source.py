@@ -1,4 +1,5 @@
-"""`Chunk.owner` always equals its source's owner: the database keeps it so (migration 0012, issue 21)."""
+"""`Chunk.owner` and `Job.owner` always equal their source's owner: the database keeps them so
+(migrations 0012 and 0013, issue 21)."""
 
 import pytest
 from django.conf import settings
@@ -7,7 +8,7 @@ from django.http import Http404
 from accounts.models import User
 from chat import selectors as chat_selectors
 from ingestion import selectors
-from ingestion.models import Chunk, Source
+from ingestion.models import Chunk, Job, Source
 from tests.factories import make_source
 
 pytestmark = pytest.mark.django_db
@@ -56,3 +57,26 @@ def test_reassigning_a_source_moves_its_passages_to_the_new_owner(user: User, ot
     assert [hit.chunk_id for hit in chat_selectors.recent(owner_id=other_user.pk, k=10)] == [chunk.pk]
     assert chunk.pk not in [hit.chunk_id for hit in chat_selectors.recent(owner_id=user.pk, k=10)]
     assert Chunk.objects.filter(owner=user).count() == 1  # the other source's passage stays with its owner
+
+
+def test_a_job_written_with_another_owner_gets_its_sources_owner(user: User, other_user: User) -> None:
+    source = make_source(user, "Budget", "The budget is forty-two thousand.")
+    job = Job.objects.create(owner=other_user, source=source)
+    job.refresh_from_db()
+    assert job.owner_id == user.pk
+    Job.objects.filter(pk=job.pk).update(owner=other_user)
+    job.refresh_from_db()
+    assert job.owner_id == user.pk
+
+
+def test_reassigning_a_source_moves_its_jobs_to_the_new_owner(user: User, other_user: User) -> None:
+    """The former owner no longer lists, reads or cancels them (nor follows their progress)."""
+    source = make_source(user, "Budget", "The budget is forty-two thousand.")
+    running = Job.objects.create(owner=user, source=source, status=Job.Status.RUNNING)
+    source.owner = other_user
+    source.save(update_fields=["owner"])
+    assert set(Job.objects.filter(source=source).values_list("owner_id", flat=True)) == {other_user.pk}
+    assert not selectors.jobs_of(owner=user).exists()
+    with pytest.raises(Http404):
+        selectors.job_get(owner=user, job_id=running.pk)
+    assert selectors.job_get(owner=other_user, job_id=running.pk) == running
