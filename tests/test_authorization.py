@@ -517,16 +517,23 @@ def test_the_owner_reaches_each_operation_of_hers(transactional_db: None, world:
     assert response.status_code < 500, response.content[:300]
 
 
-def test_the_public_operations_give_nothing_for_wrong_credentials(world: World) -> None:
-    response = Client().post(
-        "/api/auth/token", {"username": ALICE, "password": "not-hers"}, content_type="application/json"
-    )
-    assert response.status_code == 401 and "token" not in response.json()
-    response = Client().post(
-        "/api/auth/register", {"username": ALICE, "password": "c-long-enough-Passw0rd"}, content_type="application/json"
-    )
-    assert response.status_code == 409 or response.status_code == 403, response.content
-    assert_nothing_of_alice(response, "POST /api/auth/register")
+def test_the_public_operations_give_nothing_for_wrong_credentials(world: World, settings: Any) -> None:
+    def post(path: str, username: str, password: str) -> Any:
+        return Client().post(path, {"username": username, "password": password}, content_type="application/json")
+
+    before = snapshot(world)
+    wrong = post("/api/auth/token", ALICE, "not-hers")
+    assert wrong.status_code == 401 and "token" not in wrong.json()
+    settings.SIGNUP_OPEN = True
+    taken = post("/api/auth/register", ALICE, "c-long-enough-Passw0rd")
+    assert taken.status_code == 409 and taken.json()["error"]["code"] == "username_taken"
+    assert_nothing_of_alice(taken, "POST /api/auth/register")
+    settings.SIGNUP_OPEN = False
+    closed = post("/api/auth/register", "newcomer", "c-long-enough-Passw0rd")
+    assert closed.status_code == 403 and closed.json()["error"]["code"] == "signup_closed"
+    assert Client().get(reverse("signup")).status_code == 403
+    assert not User.objects.filter(username="newcomer").exists()
+    assert snapshot(world) == before
 
 
 # ---------------------------------------------------------------------------------------------------
