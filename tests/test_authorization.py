@@ -25,7 +25,7 @@ from typing import Any, Literal
 from urllib.parse import urlencode, urlsplit
 
 import pytest
-from asgiref.sync import sync_to_async
+from channels.db import database_sync_to_async
 from channels.layers import get_channel_layer
 from channels.routing import URLRouter
 from channels.testing import WebsocketCommunicator
@@ -574,7 +574,7 @@ async def _jobs_probe(world: World, mallory: WebsocketCommunicator) -> list[str]
     alice = WebsocketCommunicator(application, "/ws/jobs/", headers=await session_headers(world.alice))
     assert (await alice.connect())[0]
     try:
-        event = await sync_to_async(ingestion_services.job_event)(world.job, world.pdf.title)
+        event = await database_sync_to_async(ingestion_services.job_event)(world.job, world.pdf.title)
         await get_channel_layer().group_send(
             ingestion_services.jobs_group(world.alice.pk), {"type": "job.update", "job": event}
         )
@@ -604,7 +604,7 @@ async def session_headers(user: User, origin: tuple[bytes, bytes] = GOOD_ORIGIN)
         client.force_login(user)
         return client.cookies["sessionid"].value
 
-    return [(b"cookie", f"sessionid={await sync_to_async(login)()}".encode()), origin]
+    return [(b"cookie", f"sessionid={await database_sync_to_async(login)()}".encode()), origin]
 
 
 @pytest.fixture
@@ -633,7 +633,7 @@ async def test_a_websocket_refuses_the_anonymous_and_a_foreign_origin(shared_wor
 @pytest.mark.parametrize("route", sorted(WEBSOCKETS))
 async def test_a_websocket_gives_another_user_nothing_of_alices(shared_world: World, route: str) -> None:
     world = shared_world
-    before = await sync_to_async(snapshot)(world)
+    before = await database_sync_to_async(snapshot)(world)
     mallory = WebsocketCommunicator(application, f"/{route}", headers=await session_headers(world.mallory))
     assert (await mallory.connect())[0]
     try:
@@ -642,4 +642,4 @@ async def test_a_websocket_gives_another_user_nothing_of_alices(shared_world: Wo
         await mallory.disconnect()
     for message in received:
         assert not any(secret in message for secret in SECRETS), message
-    assert await sync_to_async(snapshot)(world) == before
+    assert await database_sync_to_async(snapshot)(world) == before
