@@ -65,7 +65,8 @@ class Chunk(models.Model):
     """
 
     source = models.ForeignKey(Source, on_delete=models.CASCADE, related_name="chunks")
-    # Denormalized from the source so every search filters on an indexed column of this table.
+    # Denormalized from the source so every search filters on an indexed column of this table; kept
+    # equal to the source's owner by triggers (migration 0012), whatever a statement writes here.
     owner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
     ordinal = models.PositiveIntegerField()
     text = models.TextField()
@@ -128,6 +129,7 @@ class Job(models.Model):
         STORING = "storing", "Saving"
         DONE = "done", "Done"
 
+    # Always the source's owner: triggers keep it so (migration 0013), like `Chunk.owner`.
     owner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="jobs")
     source = models.ForeignKey(Source, on_delete=models.CASCADE, related_name="jobs")
     stage = models.CharField(max_length=16, choices=Stage.choices, default=Stage.QUEUED)
