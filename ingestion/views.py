@@ -134,13 +134,17 @@ def source_file(request: AuthedRequest, source_id: int) -> HttpResponseBase:
 
 
 def _byte_range(header: str, size: int) -> tuple[int, int] | None:
+    """The (first, last) byte to send for a `Range` header, at most RANGE_MAX_BYTES of them, or None
+    for the whole file (streamed)."""
     match = re.fullmatch(r"bytes=(\d*)-(\d*)", header.strip())
     if not match or size == 0 or match.group(1) == match.group(2) == "":
         return None
     if match.group(1) == "":  # the last N bytes
-        return max(0, size - int(match.group(2))), size - 1
-    start = int(match.group(1))
-    end = min(int(match.group(2)), size - 1) if match.group(2) else size - 1
-    # A shorter answer than asked for is allowed; players simply ask for the next part.
+        start, end = max(0, size - int(match.group(2))), size - 1
+    else:
+        start = int(match.group(1))
+        end = min(int(match.group(2)), size - 1) if match.group(2) else size - 1
+    # The part is read into memory, so it is capped, whichever form asked for it. A shorter answer
+    # than asked for is allowed (its Content-Range says so); players simply ask for the next part.
     end = min(end, start + RANGE_MAX_BYTES - 1)
     return (start, end) if start <= end else None

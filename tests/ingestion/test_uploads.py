@@ -9,7 +9,8 @@ from django.test import Client
 
 from accounts.models import User
 from ingestion.models import Job, Source
-from tests.factories import ApiClient, assert_error
+from ingestion.views import RANGE_MAX_BYTES
+from tests.factories import ApiClient, assert_error, make_source
 
 pytestmark = pytest.mark.django_db
 DATA = Path(__file__).resolve().parent.parent / "data"
@@ -138,3 +139,21 @@ def test_the_original_file_is_served_to_its_owner_only_with_ranges(
     part = owner.get(f"/sources/{body['source_id']}/file", headers={"Range": "bytes=100-199"})
     assert part.status_code == 206 and part.content == (DATA / "audio" / "jfk.flac").read_bytes()[100:200]
     assert part["Content-Range"].startswith("bytes 100-199/")
+
+
+def test_every_range_form_is_capped_so_no_request_reads_a_whole_large_file(user: User) -> None:
+    content = os.urandom(RANGE_MAX_BYTES + 2**20)
+    source = make_source(user, "Big scan", "a page", file=("scan.pdf", content))
+    owner = Client()
+    owner.force_login(user)
+    url, size = f"/sources/{source.pk}/file", len(content)
+    for asked, first in [(f"bytes=-{size}", 0), ("bytes=0-", 0), (f"bytes=5-{size}", 5)]:
+        part = owner.get(url, headers={"Range": asked})
+        assert part.status_code == 206, asked
+        assert len(part.content) == RANGE_MAX_BYTES, asked
+        assert part.content == content[first : first + RANGE_MAX_BYTES], asked
+        assert part["Content-Range"] == f"bytes {first}-{first + RANGE_MAX_BYTES - 1}/{size}", asked
+    tail = owner.get(url, headers={"Range": "bytes=-100"})
+    assert tail.status_code == 206 and tail.content == content[-100:]
+    assert tail["Content-Range"] == f"bytes {size - 100}-{size - 1}/{size}"
+
