@@ -60,7 +60,9 @@ def register(request: HttpRequest, payload: CredentialsIn) -> Status[dict[str, s
 
 @router.post("/token", auth=None, response=TokenOut)
 def token(request: HttpRequest, payload: CredentialsIn) -> dict[str, str]:
-    return {"token": services.token_for_credentials(username=payload.username, password=payload.password)}
+    return {
+        "token": services.token_for_credentials(username=payload.username, password=payload.password, request=request)
+    }
 
 
 @router.post("/password", response={204: None})

@@ -12,7 +12,7 @@ from ingestion import selectors, services
 from ingestion.forms import NoteForm
 from ingestion.models import Job, Source
 from ingestion.uploads import uploaded_file
-from secondbrain.errors import AppError
+from secondbrain.errors import AppError, with_retry_after
 
 HOME = "ingestion/home.html"
 RANGE_MAX_BYTES = 8 * 2**20
@@ -43,6 +43,7 @@ def note_create(request: AuthedRequest) -> HttpResponse:
     page again after a success, the page with the errors otherwise.
     """
     form = NoteForm(request.POST)
+    refusal: AppError | None = None
     if form.is_valid():
         try:
             job = services.note_create(
@@ -53,13 +54,19 @@ def note_create(request: AuthedRequest) -> HttpResponse:
             )
         except AppError as exc:
             form.add_error("text", exc.message)
+            refusal = exc
         else:
             if not request.htmx:
                 return redirect("home")
             return render(request, f"{HOME}#note-created", {"form": NoteForm(), "row": _row(job.source, job)})
     if not request.htmx:
-        return home(request, form)
-    return render(request, f"{HOME}#note-form", {"form": form})
+        response = home(request, form)
+        if refusal is not None and refusal.retry_after is not None:
+            response.status_code = refusal.status
+    else:
+        # htmx swaps only a 2xx answer: the form with its error comes back as one.
+        response = render(request, f"{HOME}#note-form", {"form": form})
+    return with_retry_after(response, refusal) if refusal is not None else response
 
 
 @login_required
@@ -71,7 +78,8 @@ def upload_create(request: AuthedRequest) -> HttpResponse:
             owner=request.user, upload=uploaded_file(request), title=request.POST.get("title", "")
         )
     except AppError as exc:
-        return HttpResponse(exc.message, status=exc.status, content_type="text/plain; charset=utf-8")
+        refusal = HttpResponse(exc.message, status=exc.status, content_type="text/plain; charset=utf-8")
+        return with_retry_after(refusal, exc)
     return render(request, f"{HOME}#source-row", {"row": _row(job.source, job)})
 
 

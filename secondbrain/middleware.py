@@ -3,7 +3,7 @@ from collections.abc import Callable
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.template.loader import render_to_string
 
-from secondbrain.errors import DATABASE_UNREACHABLE, RETRY_AFTER_SECONDS, database_unavailable
+from secondbrain.errors import DATABASE_UNREACHABLE, database_unavailable, with_retry_after
 
 
 class DatabaseUnavailableMiddleware:
@@ -41,5 +41,4 @@ def unavailable_response(request: HttpRequest) -> HttpResponse:
     else:
         page = render_to_string("unavailable.html", {"message": error.message})
         response = HttpResponse(page, status=error.status)
-    response["Retry-After"] = str(RETRY_AFTER_SECONDS)
-    return response
+    return with_retry_after(response, error)

@@ -1,8 +1,8 @@
 import os
 import socket
 import subprocess
-import sys
 import time
+import uuid
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -13,7 +13,7 @@ from django.conf import settings
 from django.db import connection
 
 from accounts.models import User
-from secondbrain.stack import daphne_options
+from secondbrain.stack import web_command
 from tests.factories import ApiClient, make_user
 from tests.processes import free_port, test_database_url
 from tests.scripted_model import scripted_model  # noqa: F401 — the chat model stand-in, a fixture for every test
@@ -25,6 +25,18 @@ def media_root(settings: Any, tmp_path_factory: pytest.TempPathFactory) -> Path:
     root = tmp_path_factory.mktemp("media")
     settings.MEDIA_ROOT = root
     return root
+
+
+@pytest.fixture(autouse=True)
+def signup_open(settings: Any) -> None:
+    """Sign-up is closed by default outside `make run`; the tests that sign up run as under it."""
+    settings.SIGNUP_OPEN = True
+
+
+@pytest.fixture(autouse=True)
+def fresh_rate_counts(settings: Any) -> None:
+    """Rate counts of this test alone: the counters live in the real Redis, under a prefix of its own."""
+    settings.CACHES = {"default": {**settings.CACHES["default"], "KEY_PREFIX": f"test-{uuid.uuid4().hex}"}}
 
 
 @pytest.fixture
@@ -63,12 +75,18 @@ def celery_worker(transactional_db: None) -> Iterator[None]:
 
 @pytest.fixture
 def web_server(celery_worker: None, tmp_path: Path) -> Iterator[str]:
-    """daphne serving the real ASGI app (HTTP and websockets) on the test database."""
+    """The web server `make run` starts (secondbrain/server.py) serving the real ASGI app (HTTP and
+    websockets) on the test database."""
     port = free_port()
-    env = {**os.environ, "DATABASE_URL": test_database_url(), "MEDIA_ROOT": str(settings.MEDIA_ROOT)}
+    env = {
+        **os.environ,
+        "DATABASE_URL": test_database_url(),
+        "MEDIA_ROOT": str(settings.MEDIA_ROOT),
+        "SIGNUP_OPEN": "true",  # as in `make run`; the browser tests sign up
+    }
     log = (tmp_path / "daphne.log").open("w")
     server = subprocess.Popen(
-        [sys.executable, "-m", "daphne", *daphne_options("127.0.0.1", port), "secondbrain.asgi:application"],
+        web_command("127.0.0.1", port),
         cwd=settings.BASE_DIR,
         env=env,
         stdout=log,

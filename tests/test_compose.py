@@ -6,7 +6,7 @@ from pathlib import Path
 import yaml
 from django.conf import settings
 
-from secondbrain.stack import daphne_options
+from secondbrain.stack import web_command
 
 COMPOSE = yaml.safe_load((Path(settings.BASE_DIR) / "docker-compose.yml").read_text())
 ENV_EXAMPLE = (Path(settings.BASE_DIR) / ".env.example").read_text()
@@ -25,9 +25,10 @@ def test_it_has_the_production_services() -> None:
     assert COMPOSE["services"]["redis"]["image"].startswith("redis:")
 
 
-def test_web_runs_daphne_as_make_run_does_and_each_queue_has_its_workers() -> None:
+def test_web_runs_the_server_make_run_starts_and_each_queue_has_its_workers() -> None:
     app = settings.ASGI_APPLICATION.replace(".application", ":application")
-    assert COMPOSE["services"]["web"]["command"] == ["daphne", *daphne_options("0.0.0.0", 8000), app]
+    assert COMPOSE["services"]["web"]["command"] == web_command("0.0.0.0", 8000, python="python")
+    assert COMPOSE["services"]["web"]["command"][-1] == app
     for service, queue in [("worker", "ingest"), ("transcriber", "transcribe")]:
         command = COMPOSE["services"][service]["command"]
         assert " ".join(command[:4]) == "celery -A secondbrain worker"
@@ -55,9 +56,15 @@ def test_the_chat_model_server_serves_the_configured_model() -> None:
     assert f"--model_alias {settings.CHAT_MODEL}" in llm
 
 
+def test_sign_up_stays_closed_unless_the_environment_opens_it() -> None:
+    for service in ("web", "worker", "transcriber"):
+        assert _env(service)["SIGNUP_OPEN"] == "${SIGNUP_OPEN:-false}"
+    assert re.search(r"^SIGNUP_OPEN=false\b", ENV_EXAMPLE, re.MULTILINE)
+
+
 def test_env_example_lists_every_setting_read_from_the_environment() -> None:
     source = (Path(settings.BASE_DIR) / "secondbrain" / "settings.py").read_text()
-    names = set(re.findall(r'env_(?:str|bool|int|list)\("([A-Z_]+)"', source))
+    names = set(re.findall(r'env_(?:str|bool|int|list|rate)\("([A-Z_]+)"', source))
     names |= set(re.findall(r'os\.environ\.get\("([A-Z_]+)"', source))
     listed = set(re.findall(r"^#?\s*([A-Z_]+)=", ENV_EXAMPLE, re.MULTILINE))
     assert names <= listed, names - listed

@@ -157,3 +157,27 @@ def test_every_range_form_is_capped_so_no_request_reads_a_whole_large_file(user:
     assert tail.status_code == 206 and tail.content == content[-100:]
     assert tail["Content-Range"] == f"bytes {size - 100}-{size - 1}/{size}"
 
+
+def test_what_would_pass_the_storage_quota_is_refused_everywhere_and_nothing_is_stored(
+    api: ApiClient, user: User, media_root: Path, settings: Any
+) -> None:
+    settings.STORAGE_QUOTA_BYTES = PDF.stat().st_size + 1000
+    assert upload(api, "a.pdf", PDF.read_bytes()).status_code == 202
+    refused = upload(api, "b.pdf", PDF.read_bytes().replace(b"%PDF-1.", b"%PDF-2.", 1))
+    assert_error(refused, 413, "quota_exceeded")
+    assert "storage" in refused.json()["error"]["message"] and "left" in refused.json()["error"]["message"]
+    assert_error(api.post("/notes", {"text": "word " * 300}), 413, "quota_exceeded")
+    page = Client()
+    page.force_login(user)
+    from_page = page.post("/uploads/", {"file": SimpleUploadedFile("plan.md", b"# Plan\n\n" + b"Friday. " * 200)})
+    assert from_page.status_code == 413 and "storage" in from_page.content.decode()
+    note_form = page.post("/notes/", {"text": "word " * 300})
+    assert "storage" in note_form.content.decode()
+    assert Source.objects.count() == 1 and Job.objects.count() == 1
+    assert len(stored_files(media_root)) == 1
+    assert upload(api, "small.md", b"# Fits\n\nIn the room left.").status_code == 202
+
+
+def test_a_quota_of_zero_means_no_quota(api: ApiClient, settings: Any) -> None:
+    settings.STORAGE_QUOTA_BYTES = 0
+    assert upload(api, "a.pdf", PDF.read_bytes()).status_code == 202

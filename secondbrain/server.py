@@ -1,0 +1,118 @@
+"""The web server: daphne, with HTTP connections that refuse a request body over its limit before
+reading it.
+
+    python -m secondbrain.server [daphne's options] secondbrain.asgi:application
+
+Daphne (through Twisted) reads a whole request body, to memory or a temporary file, before the app
+sees the request, and Twisted has no limit of its own (twisted#4898): a 20 MiB body sent to a 1 MiB
+limit was read in full before the app could answer 413. Here each connection checks the limit of the
+request's path (`secondbrain.limits.body_limit`) as soon as its headers are in: a declared
+Content-Length over it is answered 413 at once, before `100 Continue` and before any of the body is
+read; a chunked body is cut off once what arrived passes it. Websockets are untouched: their upgrade
+request has no body, and the connection is handed to daphne's websocket protocol after it.
+
+`make run` (secondbrain/stack.py) and docker-compose.yml start this instead of `daphne`.
+"""
+
+from typing import Any, cast
+
+from daphne.cli import CommandLineInterface
+from daphne.server import Server as DaphneServer  # first: it installs the asyncio reactor Twisted must use
+from twisted.internet.protocol import connectionDone
+from twisted.python.failure import Failure
+from twisted.web import http
+
+from secondbrain import limits
+
+# After a refusal, how long what the client still sends is read and dropped. A client that writes its
+# whole body before it reads (most scripts) would otherwise meet a closed socket, and see a reset
+# instead of the 413; nothing it sends is kept, and after this it is cut off.
+LINGER_SECONDS = 10
+
+
+class LimitedChannel(http.HTTPChannel):
+    """One HTTP connection, refusing a request body over the limit of its path before buffering it."""
+
+    _body_limit = 0
+    _chunked_received = 0
+    _refused = False
+    # Twisted's interfaces (zope) read as plain classes to mypy: the timer and the transport are Any.
+    _lingering: Any = None
+
+    @property
+    def _target(self) -> bytes:
+        """The request line's target (Twisted's annotations mistake `_path` for the Request)."""
+        return cast(bytes, self._path)
+
+    def allHeadersReceived(self) -> None:
+        path = limits.request_path(self._target)
+        self._body_limit = limits.body_limit(path)
+        self._chunked_received = 0
+        # self.length: the declared Content-Length, None for a chunked body.
+        if self.length is not None and self.length > self._body_limit:
+            self._refuse(path)
+            return
+        super().allHeadersReceived()  # sends `100 Continue` when asked, so only after the check
+
+    def rawDataReceived(self, data: bytes) -> None:
+        if self._refused:
+            return
+        # Chunked: only what arrives tells its size (framing included). While a request is being
+        # answered, what arrives is the next one, which Twisted buffers and parses later.
+        if self.length is None and not self._handlingRequest:
+            self._chunked_received += len(data)
+            if self._chunked_received > self._body_limit:
+                self._refuse(limits.request_path(self._target))
+                return
+        super().rawDataReceived(data)
+
+    def dataReceived(self, data: bytes) -> None:
+        if self._refused:
+            return  # read and dropped: see LINGER_SECONDS
+        super().dataReceived(data)
+
+    def connectionLost(self, reason: Failure = connectionDone) -> None:
+        if self._lingering is not None and self._lingering.active():
+            self._lingering.cancel()
+        super().connectionLost(reason)
+
+    def _refuse(self, path: str) -> None:
+        """Answer 413 and close: the request never reaches the app, and nothing more of it is parsed."""
+        self._refused = True
+        body = limits.too_large_body(path)
+        head = (
+            b"HTTP/1.1 413 Content Too Large\r\nContent-Type: application/json\r\n"
+            b"Content-Length: %d\r\nConnection: close\r\n\r\n" % len(body)
+        )
+        transport: Any = self.transport
+        transport.write(head + body)
+        transport.loseWriteConnection()  # the refusal, then the end of our side
+        self._lingering = self.callLater(LINGER_SECONDS, transport.abortConnection)
+
+
+class Server(DaphneServer):
+    """daphne's server, its HTTP connections `LimitedChannel`s.
+
+    daphne's `run` builds its HTTP factory and stores it as `http_factory` before it listens; the
+    setter chooses the factory's `protocol`, the class Twisted builds each connection with. (Twisted's
+    default wraps HTTP/1.1 and HTTP/2, negotiated over TLS only: this server speaks plain HTTP/1.1
+    behind a proxy that ends TLS.)
+    """
+
+    @property
+    def http_factory(self) -> http.HTTPFactory:
+        return self._limited_http_factory
+
+    @http_factory.setter
+    def http_factory(self, factory: http.HTTPFactory) -> None:
+        # Twisted's own default here is a function returning a protocol; a protocol class is the usual.
+        factory.protocol = LimitedChannel  # type: ignore[assignment,method-assign]
+        self._limited_http_factory = factory
+
+
+class Command(CommandLineInterface):
+    server_class = Server
+
+
+if __name__ == "__main__":
+    Command.entrypoint()
