@@ -17,6 +17,7 @@ import asyncio
 import functools
 import hashlib
 import json
+import logging
 import math
 import time
 from collections.abc import Awaitable, Callable, Mapping
@@ -29,6 +30,7 @@ from django.core.cache import cache
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.urls import reverse
+from redis.exceptions import RedisError
 
 from secondbrain.errors import AppError, with_retry_after
 
@@ -37,6 +39,8 @@ Message = Mapping[str, Any]
 Receive = Callable[[], Awaitable[Message]]
 Send = Callable[[Message], Awaitable[None]]
 ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
+
+logger = logging.getLogger(__name__)
 
 # Room for the multipart envelope and form fields around the file itself.
 ENVELOPE_BYTES = 64 * 1024
@@ -185,11 +189,17 @@ def _rate_count(rule: str, who: object, *, spend: bool) -> None:
     now = time.time()
     window = int(now // period)
     key = f"rate:{rule}:{hashlib.sha256(str(who).encode()).hexdigest()[:32]}:{window}"
-    if spend:
-        cache.add(key, 0, timeout=period + 1)  # outlives its window, which names it
-        used = cache.incr(key)
-    else:
-        used = (cache.get(key) or 0) + 1
+    try:
+        if spend:
+            cache.add(key, 0, timeout=period + 1)  # outlives its window, which names it
+            used = cache.incr(key)
+        else:
+            used = (cache.get(key) or 0) + 1
+    except (RedisError, OSError, ValueError):
+        # Redis restarting (ValueError: the count vanished between add and incr): a use that cannot be
+        # counted is let through rather than failing the request; the next one counts again.
+        logger.warning("rate %s not counted: Redis did not answer", rule, exc_info=True)
+        return
     if used > limit:
         retry_after = max(1, math.ceil((window + 1) * period - now))
         raise RateLimited(rule, limit=limit, period=period, retry_after=retry_after)

@@ -15,6 +15,7 @@ from secondbrain import limits
 from secondbrain.asgi import application
 from tests.chat.test_consumers import session_headers
 from tests.factories import PASSWORD, ApiClient, assert_error, make_user
+from tests.processes import free_port
 
 pytestmark = pytest.mark.django_db
 
@@ -147,3 +148,11 @@ def test_the_default_rates_let_a_person_drop_twenty_files_and_ask_quickly(api: A
         assert response.status_code == 202, (number, response.content)
     for _ in range(10):
         assert api.post("/ask", {"question": "What is number 7?"}).status_code == 200
+
+
+def test_a_rate_that_cannot_be_counted_lets_the_request_through(api: ApiClient, settings: Any) -> None:
+    """Redis restarting must not take uploads and log-ins down with it."""
+    unreachable = f"redis://127.0.0.1:{free_port()}/0"
+    settings.CACHES = {"default": {**settings.CACHES["default"], "LOCATION": unreachable}}
+    assert api.post("/notes", {"text": "Written while Redis restarts."}).status_code == 202
+    assert ApiClient().post("/auth/token", {"username": "alice", "password": PASSWORD}).status_code == 200
