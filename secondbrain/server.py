@@ -9,7 +9,8 @@ limit was read in full before the app could answer 413. Here each connection che
 request's path (`secondbrain.limits.body_limit`) as soon as its headers are in: a declared
 Content-Length over it is answered 413 at once, before `100 Continue` and before any of the body is
 read; a chunked body is cut off once what arrived passes it. Websockets are untouched: their upgrade
-request has no body, and the connection is handed to daphne's websocket protocol after it.
+request has no body, and the connection is handed to daphne's websocket protocol after it (which
+caps a message at 1 MiB itself: --websocket_max_message_size).
 
 `make run` (secondbrain/stack.py) and docker-compose.yml start this instead of `daphne`.
 """

@@ -11,6 +11,7 @@ from urllib.parse import urlsplit
 import pytest
 from django.conf import settings
 from django.test import Client
+from websockets.exceptions import ConnectionClosed
 from websockets.sync.client import connect as websocket_connect
 
 from accounts.models import User
@@ -113,9 +114,18 @@ def test_bodies_within_the_limit_and_websockets_still_work(web_server: str, user
     client = Client()
     client.force_login(user)
     cookie = client.cookies["sessionid"].value
-    ws_url = web_server.replace("http://", "ws://") + "/ws/jobs/"
-    with websocket_connect(ws_url, additional_headers={"Cookie": f"sessionid={cookie}", "Origin": web_server}) as ws:
-        ws.ping().wait(10)
+    ws_url = web_server.replace("http://", "ws://") + "/ws/chat/"
+    headers = {"Cookie": f"sessionid={cookie}", "Origin": web_server}
+
+    def unknown_action(padding: int) -> str:  # answered at once with an error event
+        return json.dumps({"action": "none", "padding": "x" * padding})
+
+    with websocket_connect(ws_url, additional_headers=headers, max_size=None) as ws:
+        ws.send(unknown_action(100_000))
+        assert "Unknown action" in str(ws.recv(timeout=10))
+        ws.send(unknown_action(2**20))  # over daphne's own cap on a websocket message
+        with pytest.raises(ConnectionClosed):  # the connection fails (1009, message too big)
+            ws.recv(timeout=10)
 
 
 def test_sign_up_is_open_under_make_run_and_closed_by_default_elsewhere() -> None:
