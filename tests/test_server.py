@@ -2,10 +2,12 @@
 its limit is refused from the headers, before the server reads it."""
 
 import json
+import re
 import select
 import socket
 import subprocess
 import sys
+from typing import Any
 from urllib.parse import urlsplit
 
 import pytest
@@ -15,6 +17,7 @@ from websockets.exceptions import ConnectionClosed
 from websockets.sync.client import connect as websocket_connect
 
 from accounts.models import User
+from secondbrain import limits
 from secondbrain.stack import Stack, run_defaults
 from tests.factories import PASSWORD, ApiClient
 
@@ -148,3 +151,21 @@ def test_sign_up_is_open_under_make_run_and_closed_by_default_elsewhere() -> Non
         check=True,
     )
     assert default.stdout.strip() == "False"
+
+
+def test_rate_counts_are_shared_between_processes(web_server: str, settings: Any) -> None:
+    """Failed log-ins counted by this process pause the account on the web server too: the counts
+    live in Redis, under the prefix every process of the app shares."""
+    settings.CACHES = {"default": {**settings.CACHES["default"], "KEY_PREFIX": "secondbrain"}}
+    limit, period = settings.RATE_LIMITS["login_account"]
+    for _ in range(limit):
+        limits.rate_spend("login_account", "shared-counter")
+    body = json.dumps({"username": "Shared-Counter", "password": PASSWORD}).encode()
+    with open_socket(web_server) as conn:
+        headers = {"Content-Type": "application/json", "Content-Length": str(len(body)), "Connection": "close"}
+        conn.sendall(head("/api/auth/token", headers) + body)
+        answer = read_to_end(conn)
+    status, payload = status_and_json(answer)
+    assert status == 429 and payload["error"]["code"] == "rate_limited", answer
+    retry_after = re.search(rb"\r\nRetry-After: (\d+)\r\n", answer, re.IGNORECASE)
+    assert retry_after and 1 <= int(retry_after.group(1)) <= period
