@@ -235,6 +235,8 @@ STORAGE_QUOTA_BYTES = STORAGE_QUOTA_MB * 1024 * 1024
 # while it reads the headers (secondbrain/server.py), before the body is read.
 MAX_REQUEST_KB = env_int("MAX_REQUEST_KB", 1024)
 MAX_REQUEST_BYTES = MAX_REQUEST_KB * 1024
+if MAX_REQUEST_KB < 1 or MAX_UPLOAD_MB < 1 or STORAGE_QUOTA_MB < 0:
+    raise ImproperlyConfigured("MAX_REQUEST_KB and MAX_UPLOAD_MB must be 1 or more, STORAGE_QUOTA_MB 0 or more")
 # A JSON note body is read into memory; allow the upload limit plus room for the JSON envelope so
 # the service, not Django, decides (and explains) what is too large.
 DATA_UPLOAD_MAX_MEMORY_SIZE = MAX_UPLOAD_BYTES + 64 * 1024
