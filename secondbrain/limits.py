@@ -159,6 +159,7 @@ RATE_MESSAGES = {
     "token": "Too many API tokens were created for you ({rate}). Try again in {wait}.",
     "login_account": "Too many failed log-ins to this account. To keep it safe, log-in is paused: try again in {wait}.",
     "login_address": "Too many log-in attempts from your network. Try again in {wait}.",
+    "signup_address": "Too many accounts were created from your network ({rate}). Try again in {wait}.",
 }
 
 

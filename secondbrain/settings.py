@@ -265,7 +265,8 @@ CACHES = {
     }
 }
 # Per person (asking: POST /api/ask and the chat; adding sources: uploads and notes, page and API;
-# creating API tokens) and for log-ins (failed ones per account, every attempt per client address):
+# creating API tokens), for log-ins (failed ones per account, every attempt per client address) and
+# for sign-ups (per client address):
 # `count/period` (20/minute, 10/15min, 200/hour), or `off`. Past it: 429 with Retry-After.
 RATE_LIMITS = {
     "ask": env_rate("RATE_LIMIT_ASK", "20/minute"),
@@ -273,6 +274,9 @@ RATE_LIMITS = {
     "token": env_rate("RATE_LIMIT_TOKEN", "20/hour"),
     "login_account": env_rate("RATE_LIMIT_LOGIN_ACCOUNT", "10/15min"),
     "login_address": env_rate("RATE_LIMIT_LOGIN_ADDRESS", "30/minute"),
+    # Accounts created from one client address: with sign-up open, each new account would otherwise
+    # bring a fresh set of the per-person rates and storage quota.
+    "signup_address": env_rate("RATE_LIMIT_SIGNUP_ADDRESS", "10/hour"),
 }
 
 CELERY_BROKER_URL = REDIS_URL

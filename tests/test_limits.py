@@ -156,3 +156,16 @@ def test_a_rate_that_cannot_be_counted_lets_the_request_through(api: ApiClient, 
     settings.CACHES = {"default": {**settings.CACHES["default"], "LOCATION": unreachable}}
     assert api.post("/notes", {"text": "Written while Redis restarts."}).status_code == 202
     assert ApiClient().post("/auth/token", {"username": "alice", "password": PASSWORD}).status_code == 200
+
+
+def test_accounts_created_from_one_address_are_limited(rates: dict) -> None:
+    """With sign-up open, each new account would bring fresh per-person rates and quota."""
+    rates["signup_address"] = (2, 3600)
+    for name in ("bob", "carol"):
+        assert ApiClient().post("/auth/register", {"username": name, "password": PASSWORD}).status_code == 201
+    assert_rate_limited(ApiClient().post("/auth/register", {"username": "dave", "password": PASSWORD}), 3600)
+    form = {"username": "erin", "password": PASSWORD, "password_again": PASSWORD}
+    page = Client().post("/accounts/signup/", form)
+    assert page.status_code == 429 and "Too many accounts were created from your network" in page.content.decode()
+    assert Client(REMOTE_ADDR="203.0.113.7").post("/accounts/signup/", form).status_code == 302
+    assert set(User.objects.values_list("username", flat=True)) == {"bob", "carol", "erin"}
