@@ -15,6 +15,7 @@ caps a message at 1 MiB itself: --websocket_max_message_size).
 `make run` (secondbrain/stack.py) and docker-compose.yml start this instead of `daphne`.
 """
 
+import logging
 from typing import Any, cast
 
 from daphne.cli import CommandLineInterface
@@ -24,6 +25,8 @@ from twisted.python.failure import Failure
 from twisted.web import http
 
 from secondbrain import limits
+
+logger = logging.getLogger("secondbrain.server")  # __name__ is __main__ under -m
 
 # After a refusal, how long what the client still sends is read and dropped. A client that writes its
 # whole body before it reads (most scripts) would otherwise meet a closed socket, and see a reset
@@ -80,12 +83,13 @@ class LimitedChannel(http.HTTPChannel):
     def _refuse(self, path: str) -> None:
         """Answer 413 and close: the request never reaches the app, and nothing more of it is parsed."""
         self._refused = True
+        transport: Any = self.transport
+        logger.warning("refused a body over %d bytes to %s from %s", self._body_limit, path, transport.getPeer())
         body = limits.too_large_body(path)
         head = (
             b"HTTP/1.1 413 Content Too Large\r\nContent-Type: application/json\r\n"
             b"Content-Length: %d\r\nConnection: close\r\n\r\n" % len(body)
         )
-        transport: Any = self.transport
         transport.write(head + body)
         transport.loseWriteConnection()  # the refusal, then the end of our side
         self._lingering = self.callLater(LINGER_SECONDS, transport.abortConnection)
