@@ -77,6 +77,12 @@ def too_large_body(path: str) -> bytes:
     return json.dumps({"error": error}).encode()
 
 
+def not_signed_in_body() -> bytes:
+    """The JSON error for a body larger than MAX_REQUEST_BYTES from a client that is not signed in."""
+    message = "Log in or send a valid API token to send this much."
+    return json.dumps({"error": {"code": "unauthorized", "message": message}}).encode()
+
+
 def _size(size: int) -> str:
     for unit, scale in (("GB", 2**30), ("MB", 2**20), ("KB", 2**10)):
         if size >= scale:

@@ -20,6 +20,10 @@ from typing import Any, cast
 
 from daphne.cli import CommandLineInterface
 from daphne.server import Server as DaphneServer  # first: it installs the asyncio reactor Twisted must use
+from django.conf import settings
+from django.db import connection
+from django.http import parse_cookie
+from twisted.internet import threads
 from twisted.internet.protocol import connectionDone
 from twisted.python.failure import Failure
 from twisted.web import http
@@ -40,6 +44,7 @@ class LimitedChannel(http.HTTPChannel):
     _body_limit = 0
     _chunked_received = 0
     _refused = False
+    _gone = False
     # Twisted's interfaces (zope) read as plain classes to mypy: the timer and the transport are Any.
     _lingering: Any = None
 
@@ -56,7 +61,46 @@ class LimitedChannel(http.HTTPChannel):
         if self.length is not None and self.length > self._body_limit:
             self._refuse(path)
             return
-        super().allHeadersReceived()  # sends `100 Continue` when asked, so only after the check
+        if self._body_limit > settings.MAX_REQUEST_BYTES and (
+            self.length is None or self.length > settings.MAX_REQUEST_BYTES
+        ):
+            # An upload larger than any other request may be: read only for a signed-in client, so
+            # that a client without an account cannot make the server buffer more than that.
+            self._sign_in_check(path)
+            return
+        super().allHeadersReceived()  # sends `100 Continue` when asked, so only after the checks
+
+    def _sign_in_check(self, path: str) -> None:
+        """Stop reading, look the request's session or API token up on a thread, then read on
+        (`allHeadersReceived` as Twisted has it) or refuse with 401."""
+        headers = self.requests[-1].requestHeaders
+        cookies = parse_cookie(b"; ".join(headers.getRawHeaders(b"cookie", [])).decode("latin-1"))
+        authorization = (headers.getRawHeaders(b"authorization") or [b""])[0].decode("latin-1")
+        scheme, _, token = authorization.partition(" ")
+        session_key = cookies.get(settings.SESSION_COOKIE_NAME)
+        token = token.strip() if scheme.lower() == "bearer" else ""
+        if not session_key and not token:
+            self._refuse(path, status=401)
+            return
+        # LineReceiver leaves what arrives in its buffer while `paused`; the transport stops reading.
+        self.paused = True
+        self._transport_reading(False)
+        checked = threads.deferToThread(_signed_in, session_key=session_key, token=token)
+        checked.addCallback(self._sign_in_checked, path)
+        checked.addErrback(lambda failure: self._sign_in_checked(False, path, failure))
+
+    def _sign_in_checked(self, signed_in: bool, path: str, failure: Failure | None = None) -> None:
+        if failure is not None:
+            logger.error("could not check a client's sign-in: %s", failure.getErrorMessage())
+        if self._refused or self._gone:
+            return  # the client left meanwhile
+        if not signed_in:
+            self._refuse(path, status=401)
+            return
+        super().allHeadersReceived()
+        self.paused = False
+        self._transport_reading(True)
+        self.dataReceived(b"")  # what arrived meanwhile
 
     def rawDataReceived(self, data: bytes) -> None:
         if self._refused:
@@ -76,23 +120,40 @@ class LimitedChannel(http.HTTPChannel):
         super().dataReceived(data)
 
     def connectionLost(self, reason: Failure = connectionDone) -> None:
+        self._gone = True
         if self._lingering is not None and self._lingering.active():
             self._lingering.cancel()
         super().connectionLost(reason)
 
-    def _refuse(self, path: str) -> None:
-        """Answer 413 and close: the request never reaches the app, and nothing more of it is parsed."""
+    def _transport_reading(self, reading: bool) -> None:
+        producer: Any = self._networkProducer
+        producer.resumeProducing() if reading else producer.pauseProducing()
+
+    def _refuse(self, path: str, *, status: int = 413) -> None:
+        """Answer 413 (too large) or 401 (a large body from a client not signed in) and close: the
+        request never reaches the app, and nothing more of it is parsed."""
         self._refused = True
         transport: Any = self.transport
-        logger.warning("refused a body over %d bytes to %s from %s", self._body_limit, path, transport.getPeer())
-        body = limits.too_large_body(path)
+        logger.warning("refused a body (%d) to %s from %s", status, path, transport.getPeer())
+        body = limits.too_large_body(path) if status == 413 else limits.not_signed_in_body()
+        reason = b"Content Too Large" if status == 413 else b"Unauthorized"
         head = (
-            b"HTTP/1.1 413 Content Too Large\r\nContent-Type: application/json\r\n"
-            b"Content-Length: %d\r\nConnection: close\r\n\r\n" % len(body)
+            b"HTTP/1.1 %d %s\r\nContent-Type: application/json\r\n"
+            b"Content-Length: %d\r\nConnection: close\r\n\r\n" % (status, reason, len(body))
         )
         transport.write(head + body)
         transport.loseWriteConnection()  # the refusal, then the end of our side
         self._lingering = self.callLater(LINGER_SECONDS, transport.abortConnection)
+
+
+def _signed_in(*, session_key: str | None, token: str) -> bool:
+    """On a thread of the reactor's pool: the look-up, its database connection returned after."""
+    from accounts.selectors import credentials_signed_in  # Django is set up once the app is loaded
+
+    try:
+        return credentials_signed_in(session_key=session_key, token=token)
+    finally:
+        connection.close()
 
 
 class Server(DaphneServer):

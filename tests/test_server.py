@@ -2,6 +2,7 @@
 its limit is refused from the headers, before the server reads it."""
 
 import json
+import os
 import re
 import select
 import socket
@@ -56,7 +57,7 @@ def read_to_end(conn: socket.socket) -> bytes:
     return answer
 
 
-def status_and_json(answer: bytes) -> tuple[int, dict[str, dict[str, str]]]:
+def status_and_json(answer: bytes) -> tuple[int, dict[str, Any]]:
     header_block, _, body = answer.partition(b"\r\n\r\n")
     status = int(header_block.split(b" ", 2)[1])
     return status, json.loads(body)
@@ -88,6 +89,48 @@ def test_a_signed_in_upload_over_the_upload_limit_is_refused_before_it_is_read(w
     status, body = status_and_json(answer)
     assert status == 413 and body["error"]["code"] == "file_too_large", answer
     assert b"100 Continue" not in answer
+
+
+@pytest.mark.parametrize("credentials", [{}, {"Cookie": "sessionid=made-up"}, {"Authorization": "Bearer sb_made-up"}])
+def test_an_upload_larger_than_other_requests_is_read_only_for_a_signed_in_client(
+    web_server: str, credentials: dict[str, str]
+) -> None:
+    with open_socket(web_server) as conn:
+        headers = {"Content-Type": "multipart/form-data; boundary=xyz", "Content-Length": str(50 * MiB), **credentials}
+        conn.sendall(head("/api/uploads", headers))
+        answer, sent = answer_while_sending(conn, b"w" * 16384, most=50 * MiB)
+    status, body = status_and_json(answer)
+    assert status == 401 and body["error"]["code"] == "unauthorized", answer
+    assert sent <= SENT_AT_MOST, f"the answer came after {sent} bytes of the body"
+
+
+def test_a_signed_in_upload_larger_than_other_requests_is_read_by_the_app(web_server: str, user: User) -> None:
+    token = ApiClient.for_user(user).token
+    # Bytes of no kind the app takes: it reads them all and explains, and no job keeps the worker busy.
+    body = (
+        b'--xyz\r\nContent-Disposition: form-data; name="file"; filename="blob.bin"\r\n'
+        b"Content-Type: application/octet-stream\r\n\r\n" + b"\x00\x01" + os.urandom(2 * MiB) + b"\r\n--xyz--\r\n"
+    )
+    assert len(body) > settings.MAX_REQUEST_BYTES
+    with open_socket(web_server) as conn:
+        headers = {
+            "Authorization": f"Bearer {token}",
+            "Content-Type": "multipart/form-data; boundary=xyz",
+            "Content-Length": str(len(body)),
+            "Connection": "close",
+        }
+        conn.sendall(head("/api/uploads", headers) + body)
+        answer = read_to_end(conn)
+    status, payload = status_and_json(answer)
+    assert status == 415 and payload["error"]["code"] == "unsupported_type", answer  # the app's answer
+    client = Client()
+    client.force_login(user)
+    session = {"Cookie": f"sessionid={client.cookies['sessionid'].value}"}
+    with open_socket(web_server) as conn:
+        headers = {"Content-Type": "multipart/form-data; boundary=xyz", "Content-Length": str(len(body)), **session}
+        conn.sendall(head("/uploads/", {**headers, "Connection": "close"}) + body)
+        answer = read_to_end(conn)
+    assert b" 401 " not in answer.split(b"\r\n", 1)[0]  # read, and answered by the app (its CSRF check)
 
 
 def test_a_chunked_body_is_cut_off_once_it_passes_the_limit(web_server: str, user: User) -> None:
