@@ -8,7 +8,10 @@ sees the request, and Twisted has no limit of its own (twisted#4898): a 20 MiB b
 limit was read in full before the app could answer 413. Here each connection checks the limit of the
 request's path (`secondbrain.limits.body_limit`) as soon as its headers are in: a declared
 Content-Length over it is answered 413 at once, before `100 Continue` and before any of the body is
-read; a chunked body is cut off once what arrived passes it. Websockets are untouched: their upgrade
+read; a chunked body is cut off once what arrived passes it. An upload larger than any other
+request may be is read only once its session or API token is known to be a signed-in user's
+(401 otherwise), so a client without an account cannot make the server buffer more than the small
+limit. Websockets are untouched: their upgrade
 request has no body, and the connection is handed to daphne's websocket protocol after it (which
 caps a message at 1 MiB itself: --websocket_max_message_size).
 
