@@ -8,7 +8,7 @@ from ninja.security import HttpBearer
 
 from accounts import export, selectors, services
 from accounts.http import AuthedRequest
-from secondbrain import timing
+from secondbrain import limits, timing
 
 router = Router(tags=["auth"])
 # Routes about everything of the signed-in person, under /api/ itself: `GET /api/export`.
@@ -54,13 +54,16 @@ class ApiTokenOut(Schema):
 
 @router.post("/register", auth=None, response={201: TokenOut})
 def register(request: HttpRequest, payload: CredentialsIn) -> Status[dict[str, str]]:
+    limits.rate_spend("signup_address", limits.client_address(request))
     user = services.user_register(username=payload.username, password=payload.password)
     return Status(201, {"token": services.token_create(user=user, name="api")})
 
 
 @router.post("/token", auth=None, response=TokenOut)
 def token(request: HttpRequest, payload: CredentialsIn) -> dict[str, str]:
-    return {"token": services.token_for_credentials(username=payload.username, password=payload.password)}
+    return {
+        "token": services.token_for_credentials(username=payload.username, password=payload.password, request=request)
+    }
 
 
 @router.post("/password", response={204: None})

@@ -9,9 +9,11 @@ from django.contrib.auth import SESSION_KEY, authenticate, password_validation
 from django.contrib.sessions.models import Session
 from django.core.exceptions import ValidationError
 from django.db import IntegrityError, connection, transaction
+from django.http import HttpRequest
 from django.utils import timezone
 
 from accounts.models import ApiToken, User
+from secondbrain import limits
 from secondbrain.errors import AppError
 
 TOKEN_PREFIX = "sb_"
@@ -67,14 +69,19 @@ def user_time_zone_set(*, user: User, time_zone: str) -> None:
 
 
 def token_create(*, user: User, name: str = "") -> str:
-    """Create an API token for `user` and return the raw token; only its hash is kept."""
+    """Create an API token for `user` and return the raw token; only its hash is kept.
+
+    At most RATE_LIMITS["token"] per user (RateLimited past it).
+    """
+    limits.rate_spend("token", user.pk)
     raw = TOKEN_PREFIX + secrets.token_urlsafe(32)
     ApiToken.objects.create(user=user, name=name, prefix=raw[:8], key_hash=_hash(raw))
     return raw
 
 
-def token_for_credentials(*, username: str, password: str) -> str:
-    user = authenticate(username=username, password=password)
+def token_for_credentials(*, username: str, password: str, request: HttpRequest | None = None) -> str:
+    """A new token for valid credentials. `request` gives the log-in throttle its client's address."""
+    user = authenticate(request, username=username, password=password)
     if user is None:
         raise AppError("invalid_credentials", "Wrong user name or password.", status=401)
     assert isinstance(user, User)

@@ -11,6 +11,7 @@ from django.views.decorators.http import require_POST
 from accounts import export, selectors, services
 from accounts.forms import AccountDeleteForm, PasswordChangeForm, SignupForm, TimeZoneForm
 from accounts.http import AuthedRequest
+from secondbrain import limits
 from secondbrain.errors import AppError
 
 SETTINGS = "accounts/settings.html"
@@ -21,6 +22,7 @@ def signup(request: HttpRequest) -> HttpResponse:
         return render(request, "accounts/signup.html", {"closed": True}, status=403)
     form = SignupForm(request.POST or None)
     if request.method == "POST" and form.is_valid():
+        limits.rate_spend("signup_address", limits.client_address(request))
         try:
             user = services.user_register(
                 username=form.cleaned_data["username"],

@@ -58,7 +58,7 @@ def checkout(revision: str) -> Iterator[Path]:
 
 @contextlib.contextmanager
 def web(variant: Variant, database_url: str) -> Iterator[str]:
-    from secondbrain.stack import daphne_options, free_port, http_answers
+    from secondbrain.stack import free_port, http_answers, web_command
 
     port = free_port()
     # The models of this checkout, also for the code of another commit checked out elsewhere.
@@ -66,7 +66,7 @@ def web(variant: Variant, database_url: str) -> Iterator[str]:
     env = {**os.environ, "MODELS_DIR": models, **variant.env, "DATABASE_URL": database_url, "PGAPPNAME": "bench-web"}
     with tempfile.TemporaryFile("w+") as log:
         server = subprocess.Popen(
-            [sys.executable, "-m", "daphne", *daphne_options("127.0.0.1", port), "secondbrain.asgi:application"],
+            web_command("127.0.0.1", port),
             cwd=variant.code_dir, env=env, stdout=log, stderr=subprocess.STDOUT,
         )  # fmt: skip
         url = f"http://127.0.0.1:{port}"

@@ -11,6 +11,7 @@ from accounts.models import User
 from chat import selectors, services
 from chat.models import Message
 from ingestion.embeddings import get_embedder
+from secondbrain import limits
 from secondbrain.errors import DATABASE_UNREACHABLE, AppError, as_app_error
 
 logger = logging.getLogger(__name__)
@@ -64,6 +65,7 @@ class ChatConsumer(AsyncJsonWebsocketConsumer):
         self.turn, self.wrote = None, False
         self.question = "" if regenerate else str(content.get("question", ""))
         try:
+            await limits.arate_spend("ask", self.scope["user"].pk)
             raw_id = content.get("conversation_id") or None
             self.conversation_id = int(raw_id) if raw_id is not None else None
             events = services.answer_stream(

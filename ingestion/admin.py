@@ -26,7 +26,9 @@ class SourceAdmin(admin.ModelAdmin):
     list_display = ["title", "owner", "kind", "status", "size", "created_at", "occurred_at"]
     list_filter = ["owner", "status", "kind"]
     search_fields = ["title"]
-    readonly_fields = ["sha256", "size", "mime_type", "created_at"]
+    # A source's content changes only through the pipeline (sniffed, hashed, counted against the
+    # quota, chunked again); and the web server takes no admin form larger than MAX_REQUEST_KB.
+    readonly_fields = ["file", "text", "sha256", "size", "mime_type", "created_at"]
     inlines = [ChunkInline]
     actions = ["reprocess", "delete_fast"]
 

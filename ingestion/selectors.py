@@ -1,4 +1,4 @@
-from django.db.models import QuerySet
+from django.db.models import QuerySet, Sum
 from django.shortcuts import get_object_or_404
 
 from accounts.models import User
@@ -30,3 +30,8 @@ def latest_jobs_by_source(*, owner: User, source_ids: list[int]) -> dict[int, Jo
     """Each source's newest job, in one query."""
     jobs = Job.objects.filter(owner=owner, source_id__in=source_ids).order_by("source_id", "-created_at", "-id")
     return {job.source_id: job for job in jobs.distinct("source_id")}
+
+
+def storage_used(*, owner: User) -> int:
+    """Bytes the owner's sources take: their files and notes as they were added."""
+    return Source.objects.filter(owner=owner).aggregate(total=Sum("size"))["total"] or 0

@@ -21,8 +21,10 @@ from django.utils import timezone
 from kombu.exceptions import OperationalError
 
 from accounts.models import User
+from ingestion import selectors
 from ingestion.models import Job, Source
 from ingestion.uploads import SNIFF_BYTES, decode_text, sniff
+from secondbrain import limits
 from secondbrain.errors import AppError
 
 logger = logging.getLogger(__name__)
@@ -38,6 +40,7 @@ def jobs_group(owner_id: int) -> str:
 
 def note_create(*, owner: User, text: str, title: str = "", occurred_at: datetime | None = None) -> Job:
     """Store a typed note and queue its processing; the task is sent only once the rows are committed."""
+    limits.rate_spend("upload", owner.pk)
     if not text.strip():
         raise AppError("empty_content", "The note is empty: write something first.", status=422)
     body = text.encode("utf-8", errors="surrogatepass")
@@ -47,6 +50,7 @@ def note_create(*, owner: User, text: str, title: str = "", occurred_at: datetim
             f"The note is {len(body) / 2**20:.1f} MB; the limit is {settings.MAX_UPLOAD_MB} MB.",
             status=413,
         )
+    storage_quota_check(owner=owner, adding=len(body))
     text = text.replace("\x00", "")  # Postgres text cannot hold NUL
     source = Source(
         owner=owner,
@@ -62,6 +66,7 @@ def note_create(*, owner: User, text: str, title: str = "", occurred_at: datetim
 
 def upload_create(*, owner: User, upload: UploadedFile, title: str = "", occurred_at: datetime | None = None) -> Job:
     """Store an uploaded file as a source of the kind its bytes show, and queue its processing."""
+    limits.rate_spend("upload", owner.pk)
     name = PurePath(upload.name or "upload").name
     upload.seek(0)
     sniffed = sniff(upload.read(SNIFF_BYTES), name)
@@ -75,6 +80,7 @@ def upload_create(*, owner: User, upload: UploadedFile, title: str = "", occurre
         sha256=sha256,
         metadata={"filename": name},
     )
+    storage_quota_check(owner=owner, adding=source.size)  # before the file is written anywhere
     upload.seek(0)
     if sniffed.kind == Source.Kind.NOTE:
         source.text = decode_text(upload.read())
@@ -101,10 +107,39 @@ def _source_store(*, source: Source, occurred_at: datetime | None) -> Job:
         raise _duplicate(duplicate)
     try:
         with transaction.atomic():
+            if settings.STORAGE_QUOTA_BYTES:
+                # Two uploads of one owner at once both passed the early check: under the owner's
+                # row lock, the second sees the first's size.
+                User.objects.select_for_update().only("pk").get(pk=source.owner_id)
+                storage_quota_check(owner=source.owner, adding=source.size)
             source.save()
             return _job_enqueue(source=source)
     except IntegrityError:  # the same file arrived twice at once
         raise _duplicate(Source.objects.get(owner=source.owner, sha256=source.sha256)) from None
+
+
+def storage_quota_check(*, owner: User, adding: int) -> None:
+    """Refuse `adding` bytes that would take the owner past STORAGE_QUOTA_BYTES (0: no quota)."""
+    quota = settings.STORAGE_QUOTA_BYTES
+    if not quota:
+        return
+    used = selectors.storage_used(owner=owner)
+    if used + adding > quota:
+        left = max(quota - used, 0)
+        raise AppError(
+            "quota_exceeded",
+            f"This is {_size_label(adding)}, but only {_size_label(left)} of your {_size_label(quota)} of storage "
+            "is left. Delete sources you no longer need to make room; nothing was stored.",
+            status=413,
+            extra={"quota_bytes": quota, "used_bytes": used},
+        )
+
+
+def _size_label(size: int) -> str:
+    for unit, scale in (("GB", 2**30), ("MB", 2**20), ("KB", 2**10)):
+        if size >= scale:
+            return f"{size / scale:.1f} {unit}"
+    return f"{size} bytes"
 
 
 def _duplicate(existing: Source) -> AppError:

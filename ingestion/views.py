@@ -12,7 +12,7 @@ from ingestion import selectors, services
 from ingestion.forms import NoteForm
 from ingestion.models import Job, Source
 from ingestion.uploads import uploaded_file
-from secondbrain.errors import AppError
+from secondbrain.errors import AppError, with_retry_after
 
 HOME = "ingestion/home.html"
 RANGE_MAX_BYTES = 8 * 2**20
@@ -43,6 +43,7 @@ def note_create(request: AuthedRequest) -> HttpResponse:
     page again after a success, the page with the errors otherwise.
     """
     form = NoteForm(request.POST)
+    refusal: AppError | None = None
     if form.is_valid():
         try:
             job = services.note_create(
@@ -53,13 +54,19 @@ def note_create(request: AuthedRequest) -> HttpResponse:
             )
         except AppError as exc:
             form.add_error("text", exc.message)
+            refusal = exc
         else:
             if not request.htmx:
                 return redirect("home")
             return render(request, f"{HOME}#note-created", {"form": NoteForm(), "row": _row(job.source, job)})
     if not request.htmx:
-        return home(request, form)
-    return render(request, f"{HOME}#note-form", {"form": form})
+        response = home(request, form)
+        if refusal is not None and refusal.retry_after is not None:
+            response.status_code = refusal.status
+    else:
+        # htmx swaps only a 2xx answer: the form with its error comes back as one.
+        response = render(request, f"{HOME}#note-form", {"form": form})
+    return with_retry_after(response, refusal) if refusal is not None else response
 
 
 @login_required
@@ -71,7 +78,8 @@ def upload_create(request: AuthedRequest) -> HttpResponse:
             owner=request.user, upload=uploaded_file(request), title=request.POST.get("title", "")
         )
     except AppError as exc:
-        return HttpResponse(exc.message, status=exc.status, content_type="text/plain; charset=utf-8")
+        refusal = HttpResponse(exc.message, status=exc.status, content_type="text/plain; charset=utf-8")
+        return with_retry_after(refusal, exc)
     return render(request, f"{HOME}#source-row", {"row": _row(job.source, job)})
 
 
@@ -134,13 +142,17 @@ def source_file(request: AuthedRequest, source_id: int) -> HttpResponseBase:
 
 
 def _byte_range(header: str, size: int) -> tuple[int, int] | None:
+    """The (first, last) byte to send for a `Range` header, at most RANGE_MAX_BYTES of them, or None
+    for the whole file (streamed)."""
     match = re.fullmatch(r"bytes=(\d*)-(\d*)", header.strip())
     if not match or size == 0 or match.group(1) == match.group(2) == "":
         return None
     if match.group(1) == "":  # the last N bytes
-        return max(0, size - int(match.group(2))), size - 1
-    start = int(match.group(1))
-    end = min(int(match.group(2)), size - 1) if match.group(2) else size - 1
-    # A shorter answer than asked for is allowed; players simply ask for the next part.
+        start, end = max(0, size - int(match.group(2))), size - 1
+    else:
+        start = int(match.group(1))
+        end = min(int(match.group(2)), size - 1) if match.group(2) else size - 1
+    # The part is read into memory, so it is capped, whichever form asked for it. A shorter answer
+    # than asked for is allowed (its Content-Range says so); players simply ask for the next part.
     end = min(end, start + RANGE_MAX_BYTES - 1)
     return (start, end) if start <= end else None

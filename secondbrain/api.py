@@ -9,7 +9,7 @@ from accounts.api import BearerToken, data_router
 from accounts.api import router as accounts_router
 from chat.api import router as chat_router
 from ingestion.api import router as ingestion_router
-from secondbrain.errors import DATABASE_UNREACHABLE, AppError
+from secondbrain.errors import DATABASE_UNREACHABLE, AppError, with_retry_after
 from secondbrain.middleware import unavailable_response
 
 api = NinjaAPI(
@@ -32,7 +32,7 @@ def error_response(
 
 @api.exception_handler(AppError)
 def on_app_error(request: HttpRequest, exc: AppError) -> HttpResponse:
-    return error_response(request, exc.code, exc.message, exc.status, exc.extra)
+    return with_retry_after(error_response(request, exc.code, exc.message, exc.status, exc.extra), exc)
 
 
 def on_database_unreachable(request: HttpRequest, exc: Exception) -> HttpResponse:

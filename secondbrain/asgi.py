@@ -18,9 +18,7 @@ from secondbrain.limits import BodySizeLimit, ConcurrencyLimit  # noqa: E402
 application = ProtocolTypeRouter(
     {
         "http": BodySizeLimit(
-            ConcurrencyLimit(django_asgi_app, limit=settings.WEB_CONCURRENT_REQUESTS, exempt=("/api/ask",)),
-            max_bytes=settings.MAX_UPLOAD_BYTES,
-            max_mb=settings.MAX_UPLOAD_MB,
+            ConcurrencyLimit(django_asgi_app, limit=settings.WEB_CONCURRENT_REQUESTS, exempt=("/api/ask",))
         ),
         "websocket": AllowedHostsOriginValidator(
             AuthMiddlewareStack(URLRouter(chat_websockets + ingestion_websockets))

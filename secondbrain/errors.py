@@ -1,4 +1,5 @@
 from django.db import InterfaceError, OperationalError
+from django.http import HttpResponse
 
 
 class AppError(Exception):
@@ -8,13 +9,30 @@ class AppError(Exception):
     message. The code is part of the API contract.
     """
 
-    def __init__(self, code: str, message: str, *, status: int = 400, extra: dict[str, object] | None = None) -> None:
+    def __init__(
+        self,
+        code: str,
+        message: str,
+        *,
+        status: int = 400,
+        extra: dict[str, object] | None = None,
+        retry_after: int | None = None,
+    ) -> None:
         super().__init__(message)
         self.code = code
         self.message = message
         self.status = status
         # Facts a client can act on, sent beside code and message (the id of the duplicate, say).
         self.extra = extra or {}
+        # Seconds after which the same request may succeed: sent as the Retry-After header.
+        self.retry_after = retry_after
+
+
+def with_retry_after(response: HttpResponse, error: AppError) -> HttpResponse:
+    """`response` with the Retry-After header `error` asks for, if any."""
+    if error.retry_after is not None:
+        response["Retry-After"] = str(error.retry_after)
+    return response
 
 
 # What psycopg raises, as Django wraps it, when the database cannot be reached: the server is down
@@ -33,4 +51,5 @@ def database_unavailable() -> AppError:
         "database_unavailable",
         "The database can't be reached right now. Nothing was lost; try again in a moment.",
         status=503,
+        retry_after=RETRY_AFTER_SECONDS,
     )

@@ -4,7 +4,7 @@ from django.conf import settings
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.template.loader import render_to_string
 
-from secondbrain.errors import DATABASE_UNREACHABLE, RETRY_AFTER_SECONDS, database_unavailable
+from secondbrain.errors import DATABASE_UNREACHABLE, database_unavailable, with_retry_after
 
 
 class DatabaseUnavailableMiddleware:
@@ -42,8 +42,7 @@ def unavailable_response(request: HttpRequest) -> HttpResponse:
     else:
         page = render_to_string("unavailable.html", {"message": error.message})
         response = HttpResponse(page, status=error.status)
-    response["Retry-After"] = str(RETRY_AFTER_SECONDS)
-    return response
+    return with_retry_after(response, error)
 
 
 HEALTH_PATH = "/healthz"

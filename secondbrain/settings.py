@@ -6,6 +6,7 @@ back to a default.
 """
 
 import os
+import re
 from pathlib import Path
 from urllib.parse import parse_qs, unquote, urlparse
 
@@ -46,6 +47,21 @@ def env_list(name: str, default: list[str]) -> list[str]:
     if raw is None or raw == "":
         return default
     return [item.strip() for item in raw.split(",") if item.strip()]
+
+
+RATE_UNITS = {"s": 1, "second": 1, "m": 60, "min": 60, "minute": 60, "h": 3600, "hour": 3600, "d": 86400, "day": 86400}
+
+
+def env_rate(name: str, default: str) -> tuple[int, int]:
+    """(count, seconds) from `20/minute`, `10/15min`, `200/hour`…; `off` or `0` is (0, 0): no limit."""
+    raw = os.environ.get(name) or default
+    value = raw.strip().lower()
+    if value in {"off", "0"}:
+        return 0, 0
+    match = re.fullmatch(r"(\d+)\s*/\s*(\d*)\s*([a-z]+?)s?", value)
+    if not match or match.group(3) not in RATE_UNITS or int(match.group(1)) < 1 or int(match.group(2) or 1) < 1:
+        raise ImproperlyConfigured(f"{name} must be a rate such as 20/minute or 10/15min, or off; not {raw!r}")
+    return int(match.group(1)), int(match.group(2) or 1) * RATE_UNITS[match.group(3)]
 
 
 def job_time_limits(queue: str, soft_default: int, *, below: int) -> tuple[int, int]:
@@ -187,6 +203,7 @@ MIDDLEWARE = [
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "secondbrain.middleware.DatabaseUnavailableMiddleware",
+    "secondbrain.limits.RateLimitedPage",
     "accounts.middleware.UserTimeZoneMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
@@ -238,6 +255,8 @@ WEB_CONCURRENT_REQUESTS = env_int("WEB_CONCURRENT_REQUESTS", max(DB_POOL_MAX_SIZ
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 AUTH_USER_MODEL = "accounts.User"
+# The throttle first: it refuses a log-in over its rate before ModelBackend checks the password.
+AUTHENTICATION_BACKENDS = ["secondbrain.limits.LoginThrottle", "django.contrib.auth.backends.ModelBackend"]
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
     {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
@@ -247,8 +266,9 @@ AUTH_PASSWORD_VALIDATORS = [
 LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "home"
 LOGOUT_REDIRECT_URL = "login"
-# Open in `make run` (DEBUG); a server on the internet takes new accounts only when told to.
-SIGNUP_OPEN = env_bool("SIGNUP_OPEN", DEBUG)
+# Closed unless the environment opens it: a server reachable by others must not let anyone in by
+# default. `make run` (secondbrain/stack.py) opens it for the machine's own user.
+SIGNUP_OPEN = env_bool("SIGNUP_OPEN", False)
 
 LANGUAGE_CODE = "en-us"
 TIME_ZONE = "UTC"
@@ -267,6 +287,15 @@ MEDIA_URL = "media/"
 
 MAX_UPLOAD_MB = env_int("MAX_UPLOAD_MB", 200)
 MAX_UPLOAD_BYTES = MAX_UPLOAD_MB * 1024 * 1024
+# What one person's sources (files and notes, as added) may take in all; 0: no quota.
+STORAGE_QUOTA_MB = env_int("STORAGE_QUOTA_MB", 5 * 1024)
+STORAGE_QUOTA_BYTES = STORAGE_QUOTA_MB * 1024 * 1024
+# Every other request body (log-in, tokens, JSON API calls) is refused past this, by the web server
+# while it reads the headers (secondbrain/server.py), before the body is read.
+MAX_REQUEST_KB = env_int("MAX_REQUEST_KB", 1024)
+MAX_REQUEST_BYTES = MAX_REQUEST_KB * 1024
+if MAX_REQUEST_KB < 1 or MAX_UPLOAD_MB < 1 or STORAGE_QUOTA_MB < 0:
+    raise ImproperlyConfigured("MAX_REQUEST_KB and MAX_UPLOAD_MB must be 1 or more, STORAGE_QUOTA_MB 0 or more")
 # A JSON note body is read into memory; allow the upload limit plus room for the JSON envelope so
 # the service, not Django, decides (and explains) what is too large.
 DATA_UPLOAD_MAX_MEMORY_SIZE = MAX_UPLOAD_BYTES + 64 * 1024
@@ -283,6 +312,30 @@ CHANNEL_LAYERS = {
             "expiry": 30,
         },
     }
+}
+
+# Rate counters (secondbrain/limits.py) live in Redis, so that every web process counts the same uses.
+CACHES = {
+    "default": {
+        "BACKEND": "django.core.cache.backends.redis.RedisCache",
+        "LOCATION": REDIS_URL,
+        "KEY_PREFIX": "secondbrain",
+        "OPTIONS": {"socket_timeout": 5, "socket_connect_timeout": 5},
+    }
+}
+# Per person (asking: POST /api/ask and the chat; adding sources: uploads and notes, page and API;
+# creating API tokens), for log-ins (failed ones per account, every attempt per client address) and
+# for sign-ups (per client address):
+# `count/period` (20/minute, 10/15min, 200/hour), or `off`. Past it: 429 with Retry-After.
+RATE_LIMITS = {
+    "ask": env_rate("RATE_LIMIT_ASK", "20/minute"),
+    "upload": env_rate("RATE_LIMIT_UPLOAD", "300/hour"),
+    "token": env_rate("RATE_LIMIT_TOKEN", "20/hour"),
+    "login_account": env_rate("RATE_LIMIT_LOGIN_ACCOUNT", "10/15min"),
+    "login_address": env_rate("RATE_LIMIT_LOGIN_ADDRESS", "30/minute"),
+    # Accounts created from one client address: with sign-up open, each new account would otherwise
+    # bring a fresh set of the per-person rates and storage quota.
+    "signup_address": env_rate("RATE_LIMIT_SIGNUP_ADDRESS", "10/hour"),
 }
 
 CELERY_BROKER_URL = REDIS_URL

@@ -497,8 +497,23 @@ def daphne_options(interface: str, port: int) -> list[str]:
     return ["-e", endpoint, "--websocket_connect_timeout", str(WEBSOCKET_CONNECT_TIMEOUT)]
 
 
+def run_defaults(stack: Stack) -> None:
+    """What `make run` sets unless the environment does: sign-up open. The embedded default serves
+    the machine's own user, who needs an account to start with; elsewhere sign-up stays closed unless
+    SIGNUP_OPEN opens it (settings.py)."""
+    if not stack.env.get("SIGNUP_OPEN"):
+        stack.export("SIGNUP_OPEN", "true")
+
+
+def web_command(interface: str, port: int, *, python: str = sys.executable) -> list[str]:
+    """The web process: daphne as secondbrain/server.py extends it (request bodies refused by size
+    before they are read), serving the app."""
+    return [python, "-m", "secondbrain.server", *daphne_options(interface, port), "secondbrain.asgi:application"]
+
+
 def command_run(stack: Stack, _args: Sequence[str]) -> int:
     port = web_port(stack.env)  # before anything starts: the cheapest failure first
+    run_defaults(stack)
     services_start(stack)
     migrate = subprocess.run(
         [sys.executable, "manage.py", "migrate", "--noinput"], cwd=BASE_DIR, env=stack.env, check=False
@@ -511,9 +526,7 @@ def command_run(stack: Stack, _args: Sequence[str]) -> int:
     stack.spawn("worker", [*celery, "--queues", "ingest", "--hostname", "ingest@%h", "--beat"])
     stack.spawn("transcriber", [*celery, "--queues", "transcribe", "--hostname", "transcribe@%h"])
     started = time.monotonic()
-    web = stack.spawn(
-        "web", [sys.executable, "-m", "daphne", *daphne_options("127.0.0.1", port), "secondbrain.asgi:application"]
-    )
+    web = stack.spawn("web", web_command("127.0.0.1", port))
     url = f"http://127.0.0.1:{port}/"
     wait_ready(web, lambda: http_answers(url, any_status=True), WEB_START_TIMEOUT)
     announce("web", started)

@@ -1,3 +1,4 @@
+import uuid
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -19,6 +20,18 @@ def media_root(settings: Any, tmp_path_factory: pytest.TempPathFactory) -> Path:
     root = tmp_path_factory.mktemp("media")
     settings.MEDIA_ROOT = root
     return root
+
+
+@pytest.fixture(autouse=True)
+def signup_open(settings: Any) -> None:
+    """Sign-up is closed by default outside `make run`; the tests that sign up run as under it."""
+    settings.SIGNUP_OPEN = True
+
+
+@pytest.fixture(autouse=True)
+def fresh_rate_counts(settings: Any) -> None:
+    """Rate counts of this test alone: the counters live in the real Redis, under a prefix of its own."""
+    settings.CACHES = {"default": {**settings.CACHES["default"], "KEY_PREFIX": f"test-{uuid.uuid4().hex}"}}
 
 
 @pytest.fixture
@@ -67,7 +80,8 @@ def celery_worker(transactional_db: None) -> Iterator[None]:
 
 @pytest.fixture
 def web_server(celery_worker: None, tmp_path: Path) -> Iterator[str]:
-    """daphne serving the real ASGI app (HTTP and websockets) on the test database."""
+    """The web server `make run` starts (secondbrain/server.py) serving the real ASGI app (HTTP and
+    websockets) on the test database."""
     server, url = web_process(app_env(), tmp_path / "daphne.log")
     yield url
     # Killed, not stopped: daphne's graceful shutdown waits ~3 s for open connections, and nothing

@@ -53,12 +53,13 @@ def start_worker_process(
 
 
 def web_process(env: dict[str, str], log_path: Path) -> tuple[subprocess.Popen[bytes], str]:
-    """daphne with the socket options `make run` gives it; (process, base URL) once it answers."""
+    """The web server `make run` starts (secondbrain/server.py), with its socket options and sign-up open
+    unless `env` says otherwise; (process, base URL) once it answers."""
     port = free_port()
     with log_path.open("ab") as log:
         server = subprocess.Popen(
-            [sys.executable, "-m", "daphne", *stack.daphne_options("127.0.0.1", port), "secondbrain.asgi:application"],
-            cwd=settings.BASE_DIR, env=env, stdout=log, stderr=subprocess.STDOUT,
+            stack.web_command("127.0.0.1", port),
+            cwd=settings.BASE_DIR, env={"SIGNUP_OPEN": "true", **env}, stdout=log, stderr=subprocess.STDOUT,
         )  # fmt: skip
     url = f"http://127.0.0.1:{port}"
     deadline = time.monotonic() + 60

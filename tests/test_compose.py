@@ -14,7 +14,7 @@ from django.urls import reverse
 
 from secondbrain.api import api
 from secondbrain.limits import ENVELOPE_BYTES
-from secondbrain.stack import daphne_options
+from secondbrain.stack import web_command
 
 BASE = Path(settings.BASE_DIR)
 COMPOSE = yaml.safe_load((BASE / "docker-compose.yml").read_text())
@@ -56,11 +56,11 @@ def _resolved(environment: dict[str, str], given: dict[str, str]) -> dict[str, s
     return {key: re.sub(r"\$\{(\w+)(:[-?])?([^}]*)\}", one, value) for key, value in environment.items()}
 
 
-def test_web_runs_daphne_as_make_run_does_and_each_queue_has_its_workers() -> None:
+def test_web_runs_the_server_make_run_starts_and_each_queue_has_its_workers() -> None:
     app = settings.ASGI_APPLICATION.replace(".application", ":application")
     web = COMPOSE["services"]["web"]["command"]
     # Behind the proxy, daphne takes the client's address from X-Forwarded-For (log-in throttling by address).
-    assert web == ["daphne", *daphne_options("0.0.0.0", 8000), "--proxy-headers", app]
+    assert web == [*web_command("0.0.0.0", 8000, python="python")[:-1], "--proxy-headers", app]
     for service, queue in [("worker", "ingest"), ("transcriber", "transcribe")]:
         command = COMPOSE["services"][service]["command"]
         assert " ".join(command[:4]) == "celery -A secondbrain worker"
@@ -88,9 +88,15 @@ def test_the_chat_model_server_serves_the_configured_model() -> None:
     assert f"--model_alias {settings.CHAT_MODEL}" in llm
 
 
+def test_sign_up_stays_closed_unless_the_environment_opens_it() -> None:
+    for service in ("web", "worker", "transcriber"):
+        assert _env(service)["SIGNUP_OPEN"] == "${SIGNUP_OPEN:-false}"
+    assert re.search(r"^SIGNUP_OPEN=false\b", ENV_EXAMPLE, re.MULTILINE)
+
+
 def test_env_example_lists_every_setting_read_from_the_environment() -> None:
     source = (Path(settings.BASE_DIR) / "secondbrain" / "settings.py").read_text()
-    names = set(re.findall(r'env_(?:str|bool|int|list)\("([A-Z_]+)"', source))
+    names = set(re.findall(r'env_(?:str|bool|int|list|rate)\("([A-Z_]+)"', source))
     names |= set(re.findall(r'os\.environ\.get\("([A-Z_]+)"', source))
     listed = set(re.findall(r"^#?\s*([A-Z_]+)=", ENV_EXAMPLE, re.MULTILINE))
     assert names <= listed, names - listed

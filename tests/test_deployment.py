@@ -72,7 +72,8 @@ def test_without_debug_it_starts_with_a_strong_key_and_everything_secure() -> No
 def test_make_run_needs_no_key_and_works_over_plain_http() -> None:
     development = start()
     assert development.returncode == 0, development.stderr
-    assert development.stdout.strip() == "[False, False, False, 0, False, True]"
+    # Sign-up stays closed in the settings themselves: `make run` opens it (secondbrain/stack.py).
+    assert development.stdout.strip() == "[False, False, False, 0, False, False]"
 
 
 PRODUCTION = {

@@ -9,7 +9,8 @@ from django.test import Client
 
 from accounts.models import User
 from ingestion.models import Job, Source
-from tests.factories import ApiClient, assert_error
+from ingestion.views import RANGE_MAX_BYTES
+from tests.factories import ApiClient, assert_error, make_source
 
 pytestmark = pytest.mark.django_db
 DATA = Path(__file__).resolve().parent.parent / "data"
@@ -138,3 +139,45 @@ def test_the_original_file_is_served_to_its_owner_only_with_ranges(
     part = owner.get(f"/sources/{body['source_id']}/file", headers={"Range": "bytes=100-199"})
     assert part.status_code == 206 and part.content == (DATA / "audio" / "jfk.flac").read_bytes()[100:200]
     assert part["Content-Range"].startswith("bytes 100-199/")
+
+
+def test_every_range_form_is_capped_so_no_request_reads_a_whole_large_file(user: User) -> None:
+    content = os.urandom(RANGE_MAX_BYTES + 2**20)
+    source = make_source(user, "Big scan", "a page", file=("scan.pdf", content))
+    owner = Client()
+    owner.force_login(user)
+    url, size = f"/sources/{source.pk}/file", len(content)
+    for asked, first in [(f"bytes=-{size}", 0), ("bytes=0-", 0), (f"bytes=5-{size}", 5)]:
+        part = owner.get(url, headers={"Range": asked})
+        assert part.status_code == 206, asked
+        assert len(part.content) == RANGE_MAX_BYTES, asked
+        assert part.content == content[first : first + RANGE_MAX_BYTES], asked
+        assert part["Content-Range"] == f"bytes {first}-{first + RANGE_MAX_BYTES - 1}/{size}", asked
+    tail = owner.get(url, headers={"Range": "bytes=-100"})
+    assert tail.status_code == 206 and tail.content == content[-100:]
+    assert tail["Content-Range"] == f"bytes {size - 100}-{size - 1}/{size}"
+
+
+def test_what_would_pass_the_storage_quota_is_refused_everywhere_and_nothing_is_stored(
+    api: ApiClient, user: User, media_root: Path, settings: Any
+) -> None:
+    settings.STORAGE_QUOTA_BYTES = PDF.stat().st_size + 1000
+    assert upload(api, "a.pdf", PDF.read_bytes()).status_code == 202
+    refused = upload(api, "b.pdf", PDF.read_bytes().replace(b"%PDF-1.", b"%PDF-2.", 1))
+    assert_error(refused, 413, "quota_exceeded")
+    assert "storage" in refused.json()["error"]["message"] and "left" in refused.json()["error"]["message"]
+    assert_error(api.post("/notes", {"text": "word " * 300}), 413, "quota_exceeded")
+    page = Client()
+    page.force_login(user)
+    from_page = page.post("/uploads/", {"file": SimpleUploadedFile("plan.md", b"# Plan\n\n" + b"Friday. " * 200)})
+    assert from_page.status_code == 413 and "storage" in from_page.content.decode()
+    note_form = page.post("/notes/", {"text": "word " * 300})
+    assert "storage" in note_form.content.decode()
+    assert Source.objects.count() == 1 and Job.objects.count() == 1
+    assert len(stored_files(media_root)) == 1
+    assert upload(api, "small.md", b"# Fits\n\nIn the room left.").status_code == 202
+
+
+def test_a_quota_of_zero_means_no_quota(api: ApiClient, settings: Any) -> None:
+    settings.STORAGE_QUOTA_BYTES = 0
+    assert upload(api, "a.pdf", PDF.read_bytes()).status_code == 202
