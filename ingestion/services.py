@@ -8,7 +8,7 @@ import hashlib
 import logging
 import uuid
 from datetime import datetime, timedelta
-from pathlib import PurePath
+from pathlib import Path, PurePath
 from typing import Any
 
 from asgiref.sync import async_to_sync
@@ -22,7 +22,8 @@ from kombu.exceptions import OperationalError
 
 from accounts.models import User
 from ingestion.models import Job, Source
-from ingestion.uploads import SNIFF_BYTES, decode_text, sniff
+from ingestion.notes import NoteText, note_read
+from ingestion.uploads import SNIFF_BYTES, decode_text, sniff, too_large
 from secondbrain.errors import AppError
 
 logger = logging.getLogger(__name__)
@@ -37,7 +38,11 @@ def jobs_group(owner_id: int) -> str:
 
 
 def note_create(*, owner: User, text: str, title: str = "", occurred_at: datetime | None = None) -> Job:
-    """Store a typed note and queue its processing; the task is sent only once the rows are committed."""
+    """Store a typed note and queue its processing; the task is sent only once the rows are committed.
+
+    A note that opens with front matter takes its title, date and tags from it (`note_read`); the
+    title and date given here win over it.
+    """
     if not text.strip():
         raise AppError("empty_content", "The note is empty: write something first.", status=422)
     body = text.encode("utf-8", errors="surrogatepass")
@@ -47,22 +52,24 @@ def note_create(*, owner: User, text: str, title: str = "", occurred_at: datetim
             f"The note is {len(body) / 2**20:.1f} MB; the limit is {settings.MAX_UPLOAD_MB} MB.",
             status=413,
         )
-    text = text.replace("\x00", "")  # Postgres text cannot hold NUL
     source = Source(
         owner=owner,
         kind=Source.Kind.NOTE,
-        title=(title.strip() or _title_from_text(text))[:TITLE_MAX_CHARS],
-        text=text,
         mime_type="text/markdown",
         size=len(body),
         sha256=hashlib.sha256(body).hexdigest(),
     )
-    return _source_store(source=source, occurred_at=occurred_at)
+    note = _note_fill(
+        source=source, text=text.replace("\x00", ""), title=title, empty="The note has only front matter."
+    )
+    return _source_store(source=source, occurred_at=occurred_at or note.occurred_at)
 
 
 def upload_create(*, owner: User, upload: UploadedFile, title: str = "", occurred_at: datetime | None = None) -> Job:
     """Store an uploaded file as a source of the kind its bytes show, and queue its processing."""
     name = PurePath(upload.name or "upload").name
+    if (upload.size or 0) > settings.MAX_UPLOAD_BYTES:  # checked as it streams in over HTTP; not from disk
+        raise too_large()
     upload.seek(0)
     sniffed = sniff(upload.read(SNIFF_BYTES), name)
     sha256 = getattr(upload, "sha256", None) or _sha256_of(upload)
@@ -77,10 +84,8 @@ def upload_create(*, owner: User, upload: UploadedFile, title: str = "", occurre
     )
     upload.seek(0)
     if sniffed.kind == Source.Kind.NOTE:
-        source.text = decode_text(upload.read())
-        if not source.text.strip():
-            raise AppError("empty_content", f"{name} has no text.", status=422)
-        return _source_store(source=source, occurred_at=occurred_at)
+        note = _note_fill(source=source, text=decode_text(upload.read()), title=title, empty=f"{name} has no text.")
+        return _source_store(source=source, occurred_at=occurred_at or note.occurred_at)
     # A random name: the person's file name stays in metadata, never in a path on disk.
     source.file.save(f"{uuid.uuid4().hex}{PurePath(name).suffix.lower()[:10]}", upload, save=False)
     try:
@@ -88,6 +93,24 @@ def upload_create(*, owner: User, upload: UploadedFile, title: str = "", occurre
     except BaseException:
         source.file.delete(save=False)  # nothing half-stored stays behind
         raise
+
+
+def file_add(*, owner: User, path: Path) -> Job:
+    """Add a file from this machine's disk exactly as if it had been uploaded (the command line)."""
+    with path.open("rb") as handle:
+        return upload_create(owner=owner, upload=UploadedFile(handle, name=path.name, size=path.stat().st_size))
+
+
+def _note_fill(*, source: Source, text: str, title: str, empty: str) -> NoteText:
+    """Give a note's source its text, title and tags, read from its front matter where it has one."""
+    note = note_read(text, zone=source.owner.zone)
+    if not note.body.strip():
+        raise AppError("empty_content", empty, status=422)
+    source.text = note.body
+    source.title = (title.strip() or note.title or source.title or _title_from_text(note.body))[:TITLE_MAX_CHARS]
+    if note.tags:
+        source.metadata["tags"] = list(note.tags)
+    return note
 
 
 def _source_store(*, source: Source, occurred_at: datetime | None) -> Job:
