@@ -2,6 +2,9 @@
 database, queue and worker; and front matter read the same way on the page and through the API."""
 
 import io
+import os
+import subprocess
+import sys
 from datetime import datetime
 from pathlib import Path
 from zoneinfo import ZoneInfo
@@ -13,6 +16,7 @@ from django.test import Client
 from accounts.models import User
 from ingestion.models import Source
 from ingestion.notes import note_read
+from secondbrain import stack
 from tests.factories import ApiClient, make_user
 from tests.scripted_model import Script, ScriptedModel
 
@@ -177,3 +181,32 @@ def test_a_note_opening_with_a_rule_keeps_it_and_odd_values_are_ignored() -> Non
     odd = note_read("---\ntitle: [a, b]\ndate: someday\ntags: 7\n---\nText", zone=utc)
     assert (odd.title, odd.occurred_at, odd.tags, odd.body) == ("", None, (), "Text")
     assert note_read("See [[Page#Part]] and ![[img.png]].", zone=utc).body == "See Page › Part and img.png."
+
+
+def test_manage_py_beside_a_running_launcher_uses_its_services() -> None:
+    """`make run` chooses Redis's port at start; `manage.py` in another terminal finds it with nothing set."""
+    if stack.running_env():
+        pytest.skip("a launcher is running in this checkout; its state file is not this test's to replace")
+    env = {key: value for key, value in os.environ.items() if key != "REDIS_URL"}
+    launcher = subprocess.Popen(
+        [sys.executable, "-m", "secondbrain.stack", "env"],
+        cwd=stack.BASE_DIR, env=env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+    )  # fmt: skip
+    try:
+        exports = []
+        for line in launcher.stdout or []:
+            if line.startswith("# services are running"):
+                break
+            exports.append(line.strip())
+        assert len(exports) == 1 and exports[0].startswith("export REDIS_URL="), exports
+        redis_url = exports[0].removeprefix("export REDIS_URL=")
+        assert stack.running_env() == {"REDIS_URL": redis_url}
+        shell = subprocess.run(
+            [sys.executable, "manage.py", "shell", "-c", "from django.conf import settings; print(settings.REDIS_URL)"],
+            cwd=stack.BASE_DIR, env=env, capture_output=True, text=True, timeout=120,
+        )  # fmt: skip
+        assert shell.stdout.strip().splitlines()[-1] == redis_url, shell.stderr
+    finally:
+        launcher.terminate()
+        launcher.wait(timeout=30)
+    assert not stack.RUN_STATE.exists() and stack.running_env() == {}
