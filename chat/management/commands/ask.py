@@ -1,5 +1,6 @@
 """`manage.py ask "…" --user NAME`: the answer as it streams, then its sources — the chat's own pipeline."""
 
+import re
 from argparse import ArgumentParser
 from typing import Any
 
@@ -11,6 +12,8 @@ from accounts.selectors import user_named
 from chat import services
 from ingestion.models import anchor_label
 from secondbrain.errors import DATABASE_UNREACHABLE, AppError, as_app_error
+
+MARKER = re.compile(r"\s*\[\d+\]")
 
 
 class Command(BaseCommand):
@@ -50,8 +53,9 @@ class Command(BaseCommand):
 
     def _done(self, event: dict[str, Any], *, streamed: str) -> None:
         self.stdout.write("")
-        if event["answer"].strip() != streamed.strip():
-            # The support check removed or re-attributed what the model wrote; the stored answer is this.
+        if _words(event["answer"]) != _words(streamed):
+            # The support check removed what the model wrote unsupported; the stored answer is this.
+            # Markers alone it may add or move are not worth printing the answer twice.
             self.stdout.write(self.style.WARNING("Checked against your notes:"))
             self.stdout.write(event["answer"])
         if event["citations"]:
@@ -60,3 +64,7 @@ class Command(BaseCommand):
             where = anchor_label(citation["anchor"] or {})
             self.stdout.write(f"[{citation['marker']}] {citation['source_title']}" + (f" — {where}" if where else ""))
         self.stdout.write(f"(conversation {event['conversation_id']})", self.style.HTTP_INFO)
+
+
+def _words(answer: str) -> str:
+    return " ".join(MARKER.sub("", answer).split())
