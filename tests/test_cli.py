@@ -14,6 +14,7 @@ from django.core.management import CommandError, call_command
 from django.test import Client
 
 from accounts.models import User
+from chat.models import Conversation
 from ingestion.models import Source
 from ingestion.notes import note_read
 from secondbrain import stack
@@ -125,6 +126,11 @@ def test_ingest_adds_a_vault_and_ask_answers_from_it(
     assert ApiClient.for_user(other).get("/sources").json() == []
     answer, error = ask("When do the tomatoes go into the raised bed?", "stranger")
     assert error is None and "Tomato plan" not in answer
+    theirs = Conversation.objects.get(owner=lisboeta).pk
+    printed = io.StringIO()
+    with pytest.raises(CommandError, match=r"\(not_found\)"):
+        call_command("ask", "And then?", "--conversation", str(theirs), user="stranger", stdout=printed)
+    assert "Tomato" not in printed.getvalue()
 
 
 def test_ask_exits_with_the_error_when_the_model_breaks_off(

@@ -46,6 +46,8 @@ class Command(BaseCommand):
             raise CommandError(f"There is no user named {user!r}.")
         outcome = Outcome()
         files = self._files(paths, outcome)
+        # The bar writes to the stream itself: OutputWrapper ends every write with a newline, which
+        # would turn each redraw into a line of its own. disable=None: no bar unless on a terminal.
         for path in tqdm(files, desc="Adding", unit="file", file=self.stderr._out, disable=None):
             try:
                 outcome.added[path] = services.file_add(owner=owner, path=path)
