@@ -7,6 +7,7 @@ import subprocess
 import sys
 from datetime import datetime
 from pathlib import Path
+from typing import Any
 from zoneinfo import ZoneInfo
 
 import pytest
@@ -19,6 +20,7 @@ from ingestion.models import Source
 from ingestion.notes import note_read
 from secondbrain import stack
 from tests.factories import ApiClient, make_user
+from tests.ingestion.test_uploads import upload
 from tests.scripted_model import Script, ScriptedModel
 
 LISBON = ZoneInfo("Europe/Lisbon")
@@ -166,6 +168,24 @@ def test_a_note_posted_with_front_matter_takes_its_title_and_date(api: ApiClient
                                "text": "---\ntitle: Theirs\ndate: 2026-03-05\n---\nOther words."}).json()  # fmt: skip
     source = Source.objects.get(pk=body["source_id"])
     assert (source.title, source.occurred_at.isoformat()) == ("Mine", "2026-01-01T00:00:00+00:00")
+
+
+@pytest.mark.django_db
+def test_an_uploaded_markdown_file_is_read_the_same_way(api: ApiClient) -> None:
+    body = upload(api, "garden.md", GARDEN.encode()).json()
+    source = Source.objects.get(pk=body["source_id"])
+    assert (source.title, source.metadata["tags"]) == ("Tomato plan", ["garden", "tomatoes"])
+    assert source.occurred_at == datetime(2026, 5, 3, tzinfo=ZoneInfo("UTC"))  # the owner's zone: UTC
+
+
+@pytest.mark.django_db
+def test_ingest_refuses_a_file_over_the_limit_with_the_apis_reason(tmp_path: Path, settings: Any) -> None:
+    settings.MAX_UPLOAD_BYTES, settings.MAX_UPLOAD_MB = 1000, 0
+    make_user("someone")
+    (tmp_path / "long.md").write_text("word " * 300)
+    out, _, failure = ingest(str(tmp_path / "long.md"), "--user", "someone")
+    assert "long.md: file_too_large: The file is larger than the 0 MB limit." in out and failure is not None
+    assert not Source.objects.exists()
 
 
 @pytest.mark.django_db
