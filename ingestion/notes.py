@@ -17,6 +17,8 @@ FRONT_MATTER = re.compile(r"\A\ufeff?---[ \t]*\r?\n(?P<yaml>.*?)^(?:---|\.\.\.)[
 # [[Page]], [[Page|alias]], [[Page#Heading]], and embeds ![[file.png]].
 WIKI_LINK = re.compile(r"!?\[\[(?P<target>[^\]|\n]*?)(?:\|(?P<alias>[^\]\n]*))?\]\]")
 DATE_KEYS = ("date", "created")
+# Properties that mark a block as front matter: ours, and the ones Obsidian itself writes.
+PROPERTIES = frozenset({"title", *DATE_KEYS, "tags", "aliases", "cssclasses"})
 
 
 @dataclass(frozen=True)
@@ -30,20 +32,10 @@ class NoteText:
 def note_read(text: str, *, zone: tzinfo) -> NoteText:
     """The note's text and what its front matter says; `zone` places a date or a naive time.
 
-    Only a block that YAML reads as a mapping is front matter: a note that merely opens with a
-    horizontal rule keeps it. Values that are not what they should be (a `date` that is no date)
-    are ignored, never an error: the note is still worth keeping.
+    Values that are not what they should be (a `date` that is no date) are ignored, never an
+    error: the note is still worth keeping.
     """
-    fields: dict[str, Any] = {}
-    match = FRONT_MATTER.match(text)
-    if match:
-        try:
-            loaded = yaml.safe_load(match.group("yaml"))
-        except yaml.YAMLError:
-            loaded = "not front matter"
-        if isinstance(loaded, dict) or loaded is None:
-            fields = {str(key).lower(): value for key, value in (loaded or {}).items()}
-            text = text[match.end() :]
+    fields, text = _front_matter(text)
     title = fields.get("title")
     return NoteText(
         body=wiki_links_as_text(text),
@@ -51,6 +43,27 @@ def note_read(text: str, *, zone: tzinfo) -> NoteText:
         occurred_at=next((moment for key in DATE_KEYS if (moment := _moment(fields.get(key), zone))), None),
         tags=_tags(fields.get("tags")),
     )
+
+
+def _front_matter(text: str) -> tuple[dict[str, Any], str]:
+    """The front matter's fields and the text after it; no fields and the whole text without one.
+
+    Only a block that YAML reads as a mapping with a property editors write is front matter: a
+    typed note between two rules ("---\nReminder: call Ana\n---") is the person's words, kept.
+    """
+    match = FRONT_MATTER.match(text)
+    if not match:
+        return {}, text
+    try:
+        loaded = yaml.safe_load(match.group("yaml"))
+    except yaml.YAMLError:
+        return {}, text
+    if not isinstance(loaded, dict):
+        return {}, text
+    fields = {str(key).lower(): value for key, value in loaded.items()}
+    if not PROPERTIES & fields.keys():
+        return {}, text
+    return fields, text[match.end() :]
 
 
 def wiki_links_as_text(text: str) -> str:

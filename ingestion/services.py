@@ -147,7 +147,7 @@ def _sha256_of(upload: UploadedFile) -> str:
 def _title_from_text(text: str) -> str:
     for line in text.splitlines():
         line = line.strip().lstrip("#").strip()
-        if line:
+        if line.strip("-*_ "):  # a rule ("---") is no title
             return line
     return "Untitled note"
 

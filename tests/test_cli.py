@@ -17,7 +17,7 @@ from django.test import Client
 from accounts.models import User
 from chat.models import Conversation
 from ingestion.models import Source
-from ingestion.notes import note_read
+from ingestion.notes import NoteText, note_read
 from secondbrain import stack
 from tests.factories import ApiClient, make_user
 from tests.ingestion.test_uploads import upload
@@ -196,6 +196,8 @@ def test_a_note_typed_on_the_page_with_front_matter_is_not_titled_with_dashes(us
     source = Source.objects.get(owner=user)
     assert (source.title, source.text) == ("Ladder", "Borrowed a ladder from Ines.")
     assert source.occurred_at == datetime(2026, 2, 14, tzinfo=ZoneInfo("UTC"))
+    client.post("/notes/", {"title": "", "text": "---\nReminder: call Ana\n---\n", "occurred_at": ""})
+    assert Source.objects.get(owner=user, text__contains="Ana").title == "Reminder: call Ana"
     only_front_matter = client.post("/notes/", {"title": "", "text": "---\ntitle: Nothing\n---\n", "occurred_at": ""})
     assert "only front matter" in only_front_matter.content.decode()
 
@@ -204,6 +206,8 @@ def test_a_note_opening_with_a_rule_keeps_it_and_odd_values_are_ignored() -> Non
     utc = ZoneInfo("UTC")
     ruled = "---\nJust a line between rules\n---\nMore."
     assert note_read(ruled, zone=utc).body == ruled
+    between_rules = "---\nReminder: call Ana\n---\n"  # reads as a YAML mapping, but holds no property
+    assert note_read(between_rules, zone=utc) == NoteText(body=between_rules)
     odd = note_read("---\ntitle: [a, b]\ndate: someday\ntags: 7\n---\nText", zone=utc)
     assert (odd.title, odd.occurred_at, odd.tags, odd.body) == ("", None, (), "Text")
     assert note_read("See [[Page#Part]] and ![[img.png]].", zone=utc).body == "See Page › Part and img.png."
