@@ -33,3 +33,8 @@ def credentials_signed_in(*, session_key: str | None, token: str | None) -> bool
     store = import_module(settings.SESSION_ENGINE).SessionStore(session_key)
     user_id = store.get(SESSION_KEY)
     return user_id is not None and User.objects.filter(pk=user_id, is_active=True).exists()
+
+
+def user_named(username: str) -> User | None:
+    """The active user with this username (the command line names people this way), or None."""
+    return User.objects.filter(username=username, is_active=True).first()

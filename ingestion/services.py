@@ -8,7 +8,7 @@ import hashlib
 import logging
 import uuid
 from datetime import datetime, timedelta
-from pathlib import PurePath
+from pathlib import Path, PurePath
 from typing import Any
 
 from asgiref.sync import async_to_sync
@@ -23,7 +23,8 @@ from kombu.exceptions import OperationalError
 from accounts.models import User
 from ingestion import selectors
 from ingestion.models import Job, Source
-from ingestion.uploads import SNIFF_BYTES, decode_text, sniff
+from ingestion.notes import NoteText, note_read
+from ingestion.uploads import SNIFF_BYTES, decode_text, sniff, too_large
 from secondbrain import limits
 from secondbrain.errors import AppError
 
@@ -39,7 +40,11 @@ def jobs_group(owner_id: int) -> str:
 
 
 def note_create(*, owner: User, text: str, title: str = "", occurred_at: datetime | None = None) -> Job:
-    """Store a typed note and queue its processing; the task is sent only once the rows are committed."""
+    """Store a typed note and queue its processing; the task is sent only once the rows are committed.
+
+    A note that opens with front matter takes its title, date and tags from it (`note_read`); the
+    title and date given here win over it.
+    """
     limits.rate_spend("upload", owner.pk)
     if not text.strip():
         raise AppError("empty_content", "The note is empty: write something first.", status=422)
@@ -51,23 +56,31 @@ def note_create(*, owner: User, text: str, title: str = "", occurred_at: datetim
             status=413,
         )
     storage_quota_check(owner=owner, adding=len(body))
-    text = text.replace("\x00", "")  # Postgres text cannot hold NUL
     source = Source(
         owner=owner,
         kind=Source.Kind.NOTE,
-        title=(title.strip() or _title_from_text(text))[:TITLE_MAX_CHARS],
-        text=text,
         mime_type="text/markdown",
         size=len(body),
         sha256=hashlib.sha256(body).hexdigest(),
     )
-    return _source_store(source=source, occurred_at=occurred_at)
+    note = _note_fill(
+        source=source, text=text.replace("\x00", ""), title=title, empty="The note has only front matter."
+    )
+    return _source_store(source=source, occurred_at=occurred_at or note.occurred_at)
 
 
-def upload_create(*, owner: User, upload: UploadedFile, title: str = "", occurred_at: datetime | None = None) -> Job:
-    """Store an uploaded file as a source of the kind its bytes show, and queue its processing."""
-    limits.rate_spend("upload", owner.pk)
+def upload_create(
+    *, owner: User, upload: UploadedFile, title: str = "", occurred_at: datetime | None = None, rated: bool = True
+) -> Job:
+    """Store an uploaded file as a source of the kind its bytes show, and queue its processing.
+
+    `rated`: counted against the owner's upload rate, as everything that comes over the web is.
+    """
+    if rated:
+        limits.rate_spend("upload", owner.pk)
     name = PurePath(upload.name or "upload").name
+    if (upload.size or 0) > settings.MAX_UPLOAD_BYTES:  # checked as it streams in over HTTP; not from disk
+        raise too_large()
     upload.seek(0)
     sniffed = sniff(upload.read(SNIFF_BYTES), name)
     sha256 = getattr(upload, "sha256", None) or _sha256_of(upload)
@@ -83,10 +96,8 @@ def upload_create(*, owner: User, upload: UploadedFile, title: str = "", occurre
     storage_quota_check(owner=owner, adding=source.size)  # before the file is written anywhere
     upload.seek(0)
     if sniffed.kind == Source.Kind.NOTE:
-        source.text = decode_text(upload.read())
-        if not source.text.strip():
-            raise AppError("empty_content", f"{name} has no text.", status=422)
-        return _source_store(source=source, occurred_at=occurred_at)
+        note = _note_fill(source=source, text=decode_text(upload.read()), title=title, empty=f"{name} has no text.")
+        return _source_store(source=source, occurred_at=occurred_at or note.occurred_at)
     # A random name: the person's file name stays in metadata, never in a path on disk.
     source.file.save(f"{uuid.uuid4().hex}{PurePath(name).suffix.lower()[:10]}", upload, save=False)
     try:
@@ -94,6 +105,27 @@ def upload_create(*, owner: User, upload: UploadedFile, title: str = "", occurre
     except BaseException:
         source.file.delete(save=False)  # nothing half-stored stays behind
         raise
+
+
+def file_add(*, owner: User, path: Path) -> Job:
+    """Add a file from this machine's disk exactly as if it had been uploaded (the command line), but
+    not counted against the web's upload rate: a folder of a thousand notes is one command of the
+    machine's own operator."""
+    with path.open("rb") as handle:
+        upload = UploadedFile(handle, name=path.name, size=path.stat().st_size)
+        return upload_create(owner=owner, upload=upload, rated=False)
+
+
+def _note_fill(*, source: Source, text: str, title: str, empty: str) -> NoteText:
+    """Give a note's source its text, title and tags, read from its front matter where it has one."""
+    note = note_read(text, zone=source.owner.zone)
+    if not note.body.strip():
+        raise AppError("empty_content", empty, status=422)
+    source.text = note.body
+    source.title = (title.strip() or note.title or source.title or _title_from_text(note.body))[:TITLE_MAX_CHARS]
+    if note.tags:
+        source.metadata["tags"] = list(note.tags)
+    return note
 
 
 def _source_store(*, source: Source, occurred_at: datetime | None) -> Job:
@@ -159,7 +191,7 @@ def _sha256_of(upload: UploadedFile) -> str:
 def _title_from_text(text: str) -> str:
     for line in text.splitlines():
         line = line.strip().lstrip("#").strip()
-        if line:
+        if line.strip("-*_ "):  # a rule ("---") is no title
             return line
     return "Untitled note"
 

