@@ -182,7 +182,7 @@ def test_a_dropped_connection_says_so_and_offers_to_reconnect(
 
 
 def server_pid(url: str) -> int:
-    """The daphne process the `web_server` fixture started for `url` (found by its port)."""
+    """The web server process the `web_server` fixture started for `url` (found by its port)."""
     port = url.rsplit(":", 1)[1]
     for entry in Path("/proc").iterdir():
         if entry.name.isdigit():
@@ -191,9 +191,9 @@ def server_pid(url: str) -> int:
             except OSError:
                 continue
             command = b" ".join(argv)
-            if b"daphne" in command and f"tcp:port={port}:".encode() in command:  # daphne_options' endpoint
+            if b"secondbrain.asgi:application" in command and f"tcp:port={port}:".encode() in command:
                 return int(entry.name)
-    raise AssertionError(f"no daphne on port {port}")
+    raise AssertionError(f"no web server on port {port}")
 
 
 @pytest.fixture
