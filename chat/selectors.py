@@ -32,7 +32,7 @@ from secondbrain.errors import AppError
 # lift of a passage holding all of the question's pairs (`phrase_lift`: score × (1 + lift × share)).
 RANKING = {
     "k1": 1.2, "b": 0.75, "rrf_k": 10, "w_vec": 1.0, "w_fts": 1.0,
-    "after": 0.5, "before": 0.25, "later": 0.5, "voice": 2.0, "fts_floor": 0.35, "phrase": 1.0, "phrase_lift": 0.5,
+    "after": 0.5, "before": 0.25, "later": 0.5, "voice": 2.0, "fts_floor": 0.35, "phrase": 1.0, "phrase_lift": 1.0,
     "rest": 0.7,
 }  # fmt: skip
 # Each ranker contributes this many candidates per requested result.
