@@ -22,7 +22,8 @@ from secondbrain.errors import AppError
 # Ranking parameters (docs/ranking.md tells the whole path), each kept only when the confirming halves
 # of the three yardsticks held (bench/, figures in bench/RESULTS.md): BM25's k1 and b,
 # reciprocal rank fusion's k and the weights of the vector and full-text ranks, the share of a
-# passage's score its next (`after`) and previous (`before`) neighbours receive, the factor for a
+# passage's score its next (`after`) and previous (`before`) neighbours receive, how much of a passage's
+# parts (its own score and those shares) beyond the largest one counts (`rest`), the factor for a
 # passage dated in the grace periods around the range the question names (`later`), how much a
 # passage spoken entirely by a person the question names gains (`voice`: score × (1 + voice × share)),
 # below which share of the best BM25 score a passage's full-text rank counts only in proportion
@@ -31,7 +32,8 @@ from secondbrain.errors import AppError
 # lift of a passage holding all of the question's pairs (`phrase_lift`: score × (1 + lift × share)).
 RANKING = {
     "k1": 1.2, "b": 0.75, "rrf_k": 10, "w_vec": 1.0, "w_fts": 1.0,
-    "after": 0.5, "before": 0.25, "later": 0.5, "voice": 2.0, "fts_floor": 0.35, "phrase": 1.0, "phrase_lift": 0.5,
+    "after": 0.5, "before": 0.25, "later": 0.5, "voice": 2.0, "fts_floor": 0.35, "phrase": 1.0, "phrase_lift": 1.0,
+    "rest": 0.7,
 }  # fmt: skip
 # Each ranker contributes this many candidates per requested result.
 CANDIDATES_PER_RESULT = 4
@@ -187,12 +189,16 @@ fused AS (
 spread AS (
     -- A passage also earns a share of its neighbours' scores: in notes and transcripts the answer
     -- often sits just after the passage that repeats the question's words.
-    SELECT c.id, sum(f.score * CASE c.ordinal - h.ordinal WHEN 0 THEN 1.0 WHEN 1 THEN %(after)s ELSE %(before)s END)
-               AS score,
+    -- Its parts (its own score, its neighbours' shares) add up, but beyond the largest only at `rest`:
+    -- on prose, the neighbours of a strong passage crowded out others that match the question themselves.
+    SELECT c.id, max(part) + %(rest)s * (sum(part) - max(part)) AS score,
            max(CASE WHEN c.id = h.id THEN f.text_rank ELSE 0 END) AS text_rank
     FROM fused f
     JOIN ingestion_chunk h ON h.id = f.id
     JOIN ingestion_chunk c ON c.source_id = h.source_id AND c.ordinal BETWEEN h.ordinal - 1 AND h.ordinal + 1
+    CROSS JOIN LATERAL (
+        SELECT f.score * CASE c.ordinal - h.ordinal WHEN 0 THEN 1.0 WHEN 1 THEN %(after)s ELSE %(before)s END AS part
+    ) shares
     WHERE {{filters}}
     GROUP BY c.id
 ),
