@@ -624,8 +624,9 @@ async def test_a_websocket_refuses_the_anonymous_and_a_foreign_origin(shared_wor
     for who, headers in attempts.items():
         communicator = WebsocketCommunicator(application, f"/{route}", headers=headers)
         connected, _ = await communicator.connect()
-        if connected:
-            await communicator.disconnect()
+        # Ended either way: a refused socket's application task left pending made the event loop's
+        # close wait for ever at the end of the module (a hang seen in two runs, not a failure).
+        await communicator.disconnect()
         assert not connected, f"{route} accepted {who}"
 
 
