@@ -8,7 +8,7 @@ from ninja.security import HttpBearer
 
 from accounts import export, selectors, services
 from accounts.http import AuthedRequest
-from secondbrain import limits, timing
+from secondbrain import limits, rls, timing
 
 router = Router(tags=["auth"])
 # Routes about everything of the signed-in person, under /api/ itself: `GET /api/export`.
@@ -21,6 +21,8 @@ class BearerToken(HttpBearer):
             user = services.token_user(raw=token)
         if user is not None:
             request.user = user
+            # Until RowLevelSecurityMiddleware's end of the request, which took it for anonymous.
+            rls.enter(user.pk)
         return user
 
 

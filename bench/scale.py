@@ -676,6 +676,7 @@ def hybrid_search(queries: list[Query], *, before: str | None = None) -> None:
     from django.db import connection
 
     from chat.selectors import search
+    from secondbrain import rls
 
     captured: list[tuple[str, Any]] = []
 
@@ -684,18 +685,25 @@ def hybrid_search(queries: list[Query], *, before: str | None = None) -> None:
         # LIMIT 0 runs none of the CTEs: EXPLAIN ANALYZE below then meets the buffers as the timed run did.
         return execute(f"SELECT * FROM ({sql}) captured LIMIT 0", params, many, context)
 
-    def call(query: Query, question: bool = False, search: Callable[..., Any] = search) -> list[int]:
-        words = query.question if question else query.words
-        return [hit.chunk_id for hit in search(owner_id=query.owner_id, query=words, k=K, vector=query.vector)]
+    # As the app runs it: as its owner, under row-level security — except the baselines named so, and
+    # the search of `before`, which ran without it.
+    unscoped = {", without row-level security"} | ({f", the search of {before}"} if before else set())
 
-    searches = {"": search}
+    def call(query: Query, question: bool = False, search: Callable[..., Any] = search, name: str = "") -> list[int]:
+        words = query.question if question else query.words
+        with rls.privileged() if name in unscoped else rls.owner_scope(query.owner_id):
+            return [hit.chunk_id for hit in search(owner_id=query.owner_id, query=words, k=K, vector=query.vector)]
+
+    searches = {"": search, ", without row-level security": search}
     if before:
         searches[f", the search of {before}"] = selectors_at(before).search
     modes = {
-        **{f"app settings{name}": ({}, False, function) for name, function in searches.items()},
-        "app settings, jit off": ({"jit": "off"}, False, search),
-        "exact vector branch (enable_indexscan off)": ({"enable_indexscan": "off"}, False, search),
-        **{f"app settings, 6–8-word questions{name}": ({}, True, function) for name, function in searches.items()},
+        **{f"app settings{name}": ({}, False, function, name) for name, function in searches.items()},
+        "app settings, jit off": ({"jit": "off"}, False, search, ""),
+        "exact vector branch (enable_indexscan off)": ({"enable_indexscan": "off"}, False, search, ""),
+        **{
+            f"app settings, 6–8-word questions{name}": ({}, True, function, name) for name, function in searches.items()
+        },
     }
     warm = _run(queries, {}, call, warm=True)
     log(f"hybrid search, app settings, each query repeated at once (its pages in shared_buffers): {warm.latency()}")
@@ -704,27 +712,29 @@ def hybrid_search(queries: list[Query], *, before: str | None = None) -> None:
         runs |= _run_paired(
             queries,
             {
-                f"app settings{words}{name}": functools.partial(call, question=question, search=function)
+                f"app settings{words}{name}": functools.partial(call, question=question, search=function, name=name)
                 for name, function in searches.items()
             },
         )
-    for label, (settings, question, function) in modes.items():
+    for label, (settings, question, function, name) in modes.items():
         if label not in runs:
             runs[label] = _run(queries, settings, functools.partial(call, question=question, search=function))
         run = runs[label]
         scans: dict[str, list[float]] = {}
         for query in queries[50:]:
             with connection.execute_wrapper(capture):
-                call(query, question, function)
-            for name, ms in _plan_of(*captured[0], settings)[1].items():
-                scans.setdefault(name, []).append(ms)
+                call(query, question, function, name)
+            with rls.privileged() if name in unscoped else rls.owner_scope(query.owner_id):
+                plan = _plan_of(*captured[0], settings)[1]
+            for scan, ms in plan.items():
+                scans.setdefault(scan, []).append(ms)
         split = ", ".join(
             f"{name} p50 {np.median(ms):.1f} (p95 {percentile(ms, 0.95):.1f})" for name, ms in scans.items()
         )
         log(f"hybrid search (chat.selectors.search, k={K}), {label}: {run.latency()} (target p95 < 50 ms)")
         log(f"  EXPLAIN (ANALYZE, BUFFERS) of each query, ms unless pages: {split}")
     exact = runs["exact vector branch (enable_indexscan off)"]
-    for name in list(searches)[1:]:
+    for name in list(searches)[1:]:  # today's against each baseline
         for words in ("", ", 6–8-word questions"):
             now, then = runs[f"app settings{words}"], runs[f"app settings{words}{name}"]
             log(f"hybrid, app settings{words}: p95 ×{now.p95() / then.p95():.2f} of{name.removeprefix(',')}")

@@ -11,7 +11,7 @@ from accounts.models import User
 from chat import selectors, services
 from chat.models import Message
 from ingestion.embeddings import get_embedder
-from secondbrain import limits
+from secondbrain import limits, rls
 from secondbrain.errors import DATABASE_UNREACHABLE, AppError, as_app_error
 
 logger = logging.getLogger(__name__)
@@ -47,6 +47,8 @@ class ChatConsumer(AsyncJsonWebsocketConsumer):
         await self._cancel()
 
     async def receive_json(self, content: Any, **kwargs: Any) -> None:
+        # This message's work, and the answer task it starts, see only this person's rows.
+        rls.enter(self.scope["user"].pk)
         if not isinstance(content, dict):
             await self._send_event({"type": "error", "code": "malformed_request", "message": "Send a JSON object."})
             return

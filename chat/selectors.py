@@ -83,8 +83,12 @@ WITH vec AS (
     ) nearest
 ),
 terms AS (
-    SELECT DISTINCT lexeme FROM unnest(tsvector_to_array(to_tsvector('{SEARCH_CONFIG}', %(text)s))) AS lexeme
-    LIMIT %(max_terms)s
+    -- With each term its key in the GIN index, made here: a key made in the lookup's condition (a
+    -- concatenation, not leakproof) would keep row-level security from letting the index answer it.
+    SELECT lexeme, {_OWNER_TERM.format(lexeme="lexeme")} AS key FROM (
+        SELECT DISTINCT lexeme FROM unnest(tsvector_to_array(to_tsvector('{SEARCH_CONFIG}', %(text)s))) AS lexeme
+        LIMIT %(max_terms)s
+    ) distinct_terms
 ),
 postings AS (
     -- One index scan per query term: the owner's passages holding it (the GIN's keys are "owner
@@ -95,7 +99,7 @@ postings AS (
     FROM terms t
     CROSS JOIN LATERAL (
         SELECT c.id, c.text FROM ingestion_chunk c
-        WHERE {{filters}} AND {OWNER_TERMS} @> ARRAY[{_OWNER_TERM.format(lexeme="t.lexeme")}]
+        WHERE {{filters}} AND {OWNER_TERMS} @> ARRAY[t.key]
     ) p
 ),
 frequency AS (

@@ -5,6 +5,7 @@
 """
 
 import asyncio
+import contextlib
 import json
 import re
 import time
@@ -28,6 +29,7 @@ from chat.models import Citation, Conversation, Message
 from chat.selectors import Hit, Retrieval
 from ingestion.models import Chunk, Source, anchor_label
 from ingestion.selectors import sources_of
+from secondbrain import rls
 from secondbrain.errors import DATABASE_UNREACHABLE, AppError, as_app_error
 
 ABSTAIN_TEXT = "I couldn't find anything about that in your notes."
@@ -116,6 +118,25 @@ async def answer_stream(
     answer (`question` is then ignored). Cancelling the task that iterates this generator while
     the model writes stores the partial answer as stopped; the caller reports that itself.
     """
+    # Whoever iterates this (a socket's task, the API's stream, the command line), the database
+    # shows it `user`'s rows only: the API streams after its request's own scope has ended.
+    with rls.owner_scope(user.pk):
+        events = _answer_events(
+            user=user,
+            question=question,
+            conversation_id=conversation_id,
+            ignore_dates=ignore_dates,
+            regenerate=regenerate,
+        )
+        # Closing this closes them: a cancelled answer is stored as stopped (see `_answer_events`).
+        async with contextlib.aclosing(events):
+            async for event in events:
+                yield event
+
+
+async def _answer_events(
+    *, user: User, question: str, conversation_id: int | None, ignore_dates: bool, regenerate: bool
+) -> AsyncGenerator[Event, None]:
     if regenerate:
         turn = await database_sync_to_async(_turn_again)(user=user, conversation_id=conversation_id)
         question = turn.question.content

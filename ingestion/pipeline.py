@@ -34,6 +34,7 @@ from ingestion.embeddings import embed_texts
 from ingestion.extract import Extracted, Segment
 from ingestion.models import Chunk, Job, Source
 from ingestion.services import notify
+from secondbrain import rls
 from secondbrain.errors import DATABASE_UNREACHABLE, AppError
 
 logger = logging.getLogger(__name__)
@@ -134,6 +135,11 @@ def job_process(*, job_id: int) -> None:
     if job is None:
         logger.info("job %s is not queued any more (done, taken, cancelled or deleted); skipping", job_id)
         return
+    with rls.owner_scope(job.owner_id):
+        _run(job)
+
+
+def _run(job: Job) -> None:
     try:
         with Heartbeat(job.pk), tempfile.TemporaryFile() as spool:
             extracted, passages = _extract(job)
@@ -144,11 +150,11 @@ def job_process(*, job_id: int) -> None:
             spool.seek(0)
             chunks_replace(source_id=job.source_id, batches=_spooled(spool), extracted=extracted)
     except Cancelled:
-        logger.info("job %s was cancelled", job_id)
+        logger.info("job %s was cancelled", job.pk)
         return
     except SoftTimeLimitExceeded:
         # Raised wherever the job was; an open storing transaction has been rolled back on the way.
-        logger.warning("job %s reached its time limit", job_id)
+        logger.warning("job %s reached its time limit", job.pk)
         _finish(job, status=Job.Status.FAILED, error_code="time_limit", error_message=_TIME_LIMIT)
     except AppError as exc:
         _finish(job, status=Job.Status.FAILED, error_code=exc.code, error_message=exc.message)
@@ -156,7 +162,7 @@ def job_process(*, job_id: int) -> None:
     except TRANSIENT as exc:
         _retry_or_fail(job, exc)
     except Exception:
-        logger.exception("job %s failed", job_id)
+        logger.exception("job %s failed", job.pk)
         _finish(job, status=Job.Status.FAILED, error_code="internal_error", error_message=_INTERNAL)
         raise
     else:

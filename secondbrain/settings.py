@@ -202,6 +202,7 @@ MIDDLEWARE = [
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "secondbrain.rls.RowLevelSecurityMiddleware",
     "secondbrain.middleware.DatabaseUnavailableMiddleware",
     "secondbrain.limits.RateLimitedPage",
     "accounts.middleware.UserTimeZoneMiddleware",

@@ -9,6 +9,7 @@ from celery.worker import state as worker_state
 from django.db import connection
 
 from accounts.models import User
+from secondbrain import rls
 from tests.factories import ApiClient, make_user
 from tests.processes import app_env, web_process
 from tests.scripted_model import scripted_model  # noqa: F401 — the chat model stand-in, a fixture for every test
@@ -20,6 +21,14 @@ def media_root(settings: Any, tmp_path_factory: pytest.TempPathFactory) -> Path:
     root = tmp_path_factory.mktemp("media")
     settings.MEDIA_ROOT = root
     return root
+
+
+@pytest.fixture(autouse=True)
+def no_scope_left_behind() -> Iterator[None]:
+    """The test's own database work (factories, assertions, fixtures' teardown) is the login role's:
+    a unit of work that leaves its row-level security scope behind fails the test that ran it."""
+    yield
+    assert rls.current() is rls.PRIVILEGED, f"a row-level security scope was left set: {rls.current()!r}"
 
 
 @pytest.fixture(autouse=True)

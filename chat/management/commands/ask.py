@@ -1,5 +1,6 @@
 """`manage.py ask "…" --user NAME`: the answer as it streams, then its sources — the chat's own pipeline."""
 
+import contextlib
 import re
 from argparse import ArgumentParser
 from typing import Any
@@ -39,16 +40,18 @@ class Command(BaseCommand):
     async def _stream(self, owner: User, question: str, conversation_id: int | None) -> AppError | None:
         """Print tokens as they arrive, then the checked answer if the check changed it, then the sources."""
         written: list[str] = []
-        async for event in services.answer_stream(user=owner, question=question, conversation_id=conversation_id):
-            if event["type"] == "token":
-                written.append(event["text"])
-                self.stdout.write(event["text"], ending="")
-                self.stdout.flush()
-            elif event["type"] == "error":
-                self.stdout.write("")
-                return AppError(event["code"], event["message"])
-            elif event["type"] == "done":
-                self._done(event, streamed="".join(written))
+        events = services.answer_stream(user=owner, question=question, conversation_id=conversation_id)
+        async with contextlib.aclosing(events):  # closed when an error ends it early, not left to the collector
+            async for event in events:
+                if event["type"] == "token":
+                    written.append(event["text"])
+                    self.stdout.write(event["text"], ending="")
+                    self.stdout.flush()
+                elif event["type"] == "error":
+                    self.stdout.write("")
+                    return AppError(event["code"], event["message"])
+                elif event["type"] == "done":
+                    self._done(event, streamed="".join(written))
         return None
 
     def _done(self, event: dict[str, Any], *, streamed: str) -> None:

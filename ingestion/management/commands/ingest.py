@@ -14,6 +14,7 @@ from accounts.models import User
 from accounts.selectors import user_named
 from ingestion import selectors, services
 from ingestion.models import Job
+from secondbrain import rls
 from secondbrain.errors import AppError
 
 # Refusals that say the file is not for us (or already here), not that something went wrong.
@@ -44,6 +45,10 @@ class Command(BaseCommand):
         owner = user_named(user)
         if owner is None:
             raise CommandError(f"There is no user named {user!r}.")
+        with rls.owner_scope(owner.pk):
+            self._ingest(owner, paths, wait=wait)
+
+    def _ingest(self, owner: User, paths: list[Path], *, wait: bool) -> None:
         outcome = Outcome()
         files = self._files(paths, outcome)
         # The bar writes to the stream itself: OutputWrapper ends every write with a newline, which
