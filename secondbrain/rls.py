@@ -103,9 +103,11 @@ def _align(execute: Callable[..., Any], sql: str, params: Any, many: bool, conte
     # In a failed transaction only a rollback may run, and it needs no scope.
     if status != pq.TransactionStatus.INERROR and _applied.get(raw) != (scope, True):
         role, owner = _settings_for(scope)
-        context["cursor"].cursor.execute(
-            "SELECT set_config('role', %s, false), set_config(%s, %s, false)", [role, OWNER_SETTING, owner]
-        )
+        # Wrapped as Django wraps its own: a database gone away is Django's OperationalError (a 503).
+        with context["connection"].wrap_database_errors:
+            context["cursor"].cursor.execute(
+                "SELECT set_config('role', %s, false), set_config(%s, %s, false)", [role, OWNER_SETTING, owner]
+            )
         _applied[raw] = (scope, lasting)
     return execute(sql, params, many, context)
 
@@ -119,8 +121,8 @@ def _install(sender: Any, connection: BaseDatabaseWrapper, **_: Any) -> None:
 class RowLevelSecurityMiddleware:
     """A request sees its signed-in person's rows only — an anonymous one none; staff in the admin all.
 
-    After AuthenticationMiddleware. An API request signed with a token is anonymous here; the token
-    check names its person (`accounts.api.BearerToken`).
+    After AuthenticationMiddleware and DatabaseUnavailableMiddleware. An API request signed with a
+    token is anonymous here; the token check names its person (`accounts.api.BearerToken`).
     """
 
     def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:

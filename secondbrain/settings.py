@@ -202,8 +202,9 @@ MIDDLEWARE = [
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
-    "secondbrain.rls.RowLevelSecurityMiddleware",
     "secondbrain.middleware.DatabaseUnavailableMiddleware",
+    # Inside the one above: the user it loads, when the database is away, is that one's 503.
+    "secondbrain.rls.RowLevelSecurityMiddleware",
     "secondbrain.limits.RateLimitedPage",
     "accounts.middleware.UserTimeZoneMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
