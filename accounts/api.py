@@ -18,10 +18,12 @@ data_router = Router(tags=["your data"])
 class BearerToken(HttpBearer):
     def authenticate(self, request: HttpRequest, token: str) -> Any:
         with timing.span("auth"):
-            user = services.token_user(raw=token)
-        if user is not None:
-            request.user = user
-        return user
+            found = services.token_find(raw=token)
+        if found is None:
+            return None
+        request.user = found.user
+        request.api_token = found  # type: ignore[attr-defined]  # named in the audit log (`api_via`)
+        return found.user
 
 
 class CredentialsIn(Schema):
