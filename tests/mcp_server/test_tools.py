@@ -3,8 +3,6 @@ the worker and the scripted chat model), and over stdio against `manage.py mcp`.
 another person's token reaches nothing of the first's; every call lands in the caller's audit log and
 on the settings page."""
 
-import json
-import os
 import subprocess
 import sys
 import time
@@ -23,6 +21,7 @@ from mcp.types import CallToolResult
 
 from accounts.models import AuditEntry, User
 from accounts.services import token_create
+from chat.models import Conversation
 from ingestion.models import Job, Source
 from ingestion.services import note_create
 from tests.factories import make_answer, make_source, make_user
@@ -161,9 +160,9 @@ def test_another_token_reaches_nothing_of_the_firsts_over_http(web_server: str, 
 
 def test_the_http_endpoint_refuses_without_a_valid_token_and_keeps_the_limits(web_server: str, alice: User) -> None:
     url = f"{web_server}/mcp"
-    initialize = {"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {}}
+    list_tools = {"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {}}
     for token in (None, "sb_not-a-token"):
-        status, body = request(url, token=token, body=initialize)
+        status, body = request(url, token=token, body=list_tools)
         assert status == 401 and body["error"]["code"] == "unauthorized", (status, body)
     token = token_create(user=alice)
     # Over the request limit: refused by the web server from the headers, before the body is read.
@@ -198,26 +197,25 @@ def test_the_http_endpoint_sends_the_sites_security_headers_and_refuses_other_or
     assert foreign.status_code == 403 and foreign.json()["error"]["code"] == "forbidden_origin"
 
 
-def test_an_mcp_client_over_stdio_acts_for_the_named_user(alice: User) -> None:
+def test_an_mcp_client_over_stdio_acts_for_the_named_user(scripted_model: ScriptedModel, alice: User) -> None:
     garden = make_source(alice, "Garden plan", GARDEN)
     make_source(make_user("mallory"), "Mallory's tomatoes", "Mallory's tomatoes go in on 1 June.")
     command = StdioServerParameters(
         command=sys.executable,
         args=["manage.py", "mcp", "--user", "alice"],
         cwd=str(settings.BASE_DIR),
-        env={key: value for key, value in app_env().items() if isinstance(value, str)},
+        env=app_env(),
     )
 
     async def session() -> dict[str, Any]:
-        with open(os.devnull, "w") as quiet:
-            async with Client(StdioServerParameters.model_validate(command.model_dump())) as client:
-                listed = {tool.name for tool in (await client.list_tools()).tools}
-                found = payload(await client.call_tool("search_notes", {"query": "tomatoes go in"}))
-                read = payload(await client.call_tool("get_source", {"source_id": garden.pk}))
-                added = payload(await client.call_tool("add_note", {"text": "# Compost\nTurn the heap weekly."}))
-                recent = payload(await client.call_tool("recent_activity", {"since": "2000-01-01T00:00:00"}))
-                del quiet
-                return locals()
+        async with Client(command) as client:
+            listed = {tool.name for tool in (await client.list_tools()).tools}
+            found = payload(await client.call_tool("search_notes", {"query": "tomatoes go in"}))
+            read = payload(await client.call_tool("get_source", {"source_id": garden.pk}))
+            added = payload(await client.call_tool("add_note", {"text": "# Compost\nTurn the heap weekly."}))
+            recent = payload(await client.call_tool("recent_activity", {"since": "2000-01-01T00:00:00"}))
+            asked = payload(await client.call_tool("ask", {"question": "When do the tomatoes go in?"}))
+            return locals()
 
     got = run(session)
     assert got["listed"] == TOOLS
@@ -225,9 +223,11 @@ def test_an_mcp_client_over_stdio_acts_for_the_named_user(alice: User) -> None:
     assert got["read"]["passages"][0]["text"] == GARDEN
     assert Source.objects.get(pk=got["added"]["source_id"]).owner == alice
     assert [item["title"] for item in got["recent"]["sources"]] == ["Compost", "Garden plan"]
+    assert Conversation.objects.get(owner=alice).pk == got["asked"]["conversation_id"] and got["asked"]["answer"]
     calls = AuditEntry.objects.filter(user=alice, action=AuditEntry.Action.TOOL_CALL).order_by("id")
+    names = ("search_notes", "get_source", "add_note", "recent_activity", "ask")
     assert [(entry.name, entry.channel, entry.token_id) for entry in calls] == [
-        (name, AuditEntry.Channel.STDIO, None) for name in ("search_notes", "get_source", "add_note", "recent_activity")
+        (name, AuditEntry.Channel.STDIO, None) for name in names
     ]
 
 
@@ -237,4 +237,4 @@ def test_manage_py_mcp_refuses_an_unknown_user(db: None) -> None:
         cwd=settings.BASE_DIR, env=app_env(), capture_output=True, text=True, timeout=120, input="",
     )  # fmt: skip
     assert done.returncode != 0 and "no user named 'nobody'" in done.stderr
-    assert json.dumps(done.stdout) == '""'
+    assert done.stdout == ""  # stdout is the protocol's: nothing else is written to it
