@@ -1,12 +1,15 @@
 """The audit log: sources added and deleted through each interface are written by the services, with
 the interface and the token, and the person reads them under Settings → Activity — only their own."""
 
+import json
+
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import Client
 
 from accounts.models import ApiToken, AuditEntry, User
 from ingestion.models import Source
+from tests.accounts.test_your_data import _export as export_of
 from tests.factories import ApiClient
 from tests.ingestion.test_uploads import PDF, upload
 
@@ -68,3 +71,11 @@ def test_the_settings_page_shows_ones_own_activity_only(api: ApiClient, other_ap
     assert f'href="/sources/{kept}/">Kept plan</a>' in page
     assert "Gone plan" not in page and "(since deleted)" in page  # a deleted source's title leaves the log
     assert "Mallory" not in page
+
+
+def test_the_export_holds_the_activity(api: ApiClient, user: User) -> None:
+    note = api.post("/notes", {"title": "Budget", "text": "We agreed on 40k."}).json()["source_id"]
+    [entry] = json.loads(export_of(user, "page").read("activity.json"))
+    assert (entry["action"], entry["name"], entry["channel"], entry["detail"]["source_id"]) == (
+        "source_add", "note", "api", note,
+    )  # fmt: skip
