@@ -14,7 +14,7 @@ from typing import IO, Any
 
 from django.utils import timezone
 
-from accounts.models import User
+from accounts.models import AuditEntry, User
 from chat.models import Conversation
 from ingestion.models import Source
 
@@ -29,6 +29,8 @@ Exported {exported_at} for {username}.
 - `conversations/` — each conversation as JSON: its messages in order, each answer with its citations
   (the source, where in it, and the passage quoted).
 - `manifest.json` — every source with its kind, dates, sha256 and where it is in this archive.
+- `activity.json` — your audit log: each MCP tool call and each source added or deleted, with when,
+  how and with which API token.
 
 Passages and their vectors are not included: adding these files again rebuilds them.
 """
@@ -64,6 +66,10 @@ def export_write(*, user: User, into: IO[bytes]) -> None:
             )
         manifest = {"username": user.username, "exported_at": now.isoformat(), "sources": sources}
         archive.writestr("manifest.json", json.dumps(manifest, indent=2, ensure_ascii=False))
+        activity = AuditEntry.objects.filter(user=user).order_by("created_at", "id")
+        archive.writestr(
+            "activity.json", json.dumps([_activity(entry) for entry in activity], indent=2, ensure_ascii=False)
+        )
 
 
 def _source_write(archive: zipfile.ZipFile, source: Source) -> dict[str, Any]:
@@ -107,6 +113,18 @@ def _note_markdown(source: Source) -> str:
         fields["filename"] = json.dumps(str(source.metadata["filename"]), ensure_ascii=False)
     front = "\n".join(f"{key}: {value}" for key, value in fields.items())
     return f"---\n{front}\n---\n\n{source.text}\n"
+
+
+def _activity(entry: AuditEntry) -> dict[str, Any]:
+    return {
+        "at": entry.created_at.isoformat(),
+        "action": entry.action,
+        "name": entry.name,
+        "channel": entry.channel,
+        "token": entry.token_label,
+        "detail": entry.detail,
+        "error": entry.error,
+    }
 
 
 def _conversation(conversation: Conversation) -> dict[str, Any]:

@@ -1,7 +1,8 @@
 from django.http import HttpRequest
 from django_htmx.middleware import HtmxDetails
 
-from accounts.models import User
+from accounts.models import ApiToken, AuditEntry, User
+from accounts.services import Via
 
 
 class AuthedRequest(HttpRequest):
@@ -10,3 +11,13 @@ class AuthedRequest(HttpRequest):
 
     user: User
     htmx: HtmxDetails  # django-htmx's middleware
+
+
+def api_via(request: HttpRequest) -> Via:
+    """Where an API request came from for the audit log: the API, with the token it sent (`BearerToken`
+    keeps it on the request), or without one from a browser session."""
+    token = getattr(request, "api_token", None)
+    return Via(AuditEntry.Channel.API, token if isinstance(token, ApiToken) else None)
+
+
+PAGE = Via(AuditEntry.Channel.PAGE)

@@ -2,7 +2,9 @@ import functools
 import hashlib
 import secrets
 import zoneinfo
+from dataclasses import dataclass
 from datetime import timedelta
+from typing import Any
 
 from django.conf import settings
 from django.contrib.auth import SESSION_KEY, authenticate, password_validation
@@ -12,7 +14,7 @@ from django.db import IntegrityError, connection, transaction
 from django.http import HttpRequest
 from django.utils import timezone
 
-from accounts.models import ApiToken, User
+from accounts.models import ApiToken, AuditEntry, User
 from secondbrain import limits
 from secondbrain.errors import AppError
 
@@ -90,13 +92,19 @@ def token_for_credentials(*, username: str, password: str, request: HttpRequest 
 
 def token_user(*, raw: str) -> User | None:
     """The active user a raw token belongs to, or None."""
+    token = token_find(raw=raw)
+    return token.user if token is not None else None
+
+
+def token_find(*, raw: str) -> ApiToken | None:
+    """The token of an active user that `raw` is (its `user` loaded), or None; notes when it was used."""
     token = ApiToken.objects.select_related("user").filter(key_hash=_hash(raw)).first()
     if token is None or not token.user.is_active:
         return None
     now = timezone.now()
     if token.last_used_at is None or now - token.last_used_at > LAST_USED_RESOLUTION:
         ApiToken.objects.filter(pk=token.pk).update(last_used_at=now)
-    return token.user
+    return token
 
 
 def password_change(*, user: User, old_password: str, new_password: str) -> None:
@@ -152,3 +160,37 @@ def _sessions_end(*, user: User) -> None:
 def _password_confirm(*, user: User, password: str) -> None:
     if not user.check_password(password):
         raise AppError("wrong_password", "That is not your current password.", status=403)
+
+
+@dataclass(frozen=True)
+class Via:
+    """Where a change or a call came from, as the audit log names it: the interface and, when one was
+    sent, the API token."""
+
+    channel: AuditEntry.Channel
+    token: ApiToken | None = None
+
+
+def audit_record(
+    *, user: User, action: AuditEntry.Action, via: Via | None, name: str = "", detail: Any = None, error: str = ""
+) -> AuditEntry:
+    """Write one entry of the person's audit log. `via` None: done by the app itself (a test, a
+    benchmark), with no interface to name."""
+    via = via or Via(AuditEntry.Channel.APP)
+    token = via.token
+    return AuditEntry.objects.create(
+        user=user,
+        action=action,
+        name=name[:64],
+        channel=via.channel,
+        token=token,
+        token_label=_token_label(token),
+        detail=detail or {},
+        error=error[:300],
+    )
+
+
+def _token_label(token: ApiToken | None) -> str:
+    if token is None:
+        return ""
+    return f"{token.name} ({token.prefix}…)" if token.name else f"{token.prefix}…"

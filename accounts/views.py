@@ -44,6 +44,7 @@ def _settings(request: AuthedRequest, **forms: Any) -> HttpResponse:
         "password_form": PasswordChangeForm(),
         "delete_form": AccountDeleteForm(),
         "tokens": selectors.tokens_of(user=request.user),
+        "audit": selectors.audit_entries_of(user=request.user),
         **forms,
     }
     failed = any(form.errors for form in forms.values())

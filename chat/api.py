@@ -9,7 +9,6 @@ from ninja import Field, Query, Router, Schema, Status
 from accounts.http import AuthedRequest
 from chat import selectors, services
 from ingestion.models import Source
-from secondbrain import limits
 
 router = Router(tags=["chat"])
 
@@ -88,10 +87,9 @@ def search(request: AuthedRequest, params: Query[SearchQuery]) -> dict[str, Any]
 @router.post("/ask", response=AskOut)
 def ask(request: AuthedRequest, payload: AskIn) -> Any:
     """The answer as one JSON object, or with `Accept: text/event-stream` the websocket's events as SSE."""
-    limits.rate_spend("ask", request.user.pk)  # before anything streams: a refusal is a 429
-    question = services.question_clean(payload.question)
-    if payload.conversation_id is not None:  # another user's conversation is a 404 before anything streams
-        selectors.conversation_get(owner=request.user, conversation_id=payload.conversation_id)
+    question = services.ask_admit(
+        user=request.user, question=payload.question, conversation_id=payload.conversation_id
+    )  # before anything streams: a refusal is a 429, a 422 or a 404
     user = request.user
     user.pk  # noqa: B018 — resolve the lazy user here: the stream runs where the ORM must not be called directly
     if "text/event-stream" in request.headers.get("Accept", ""):

@@ -29,7 +29,7 @@ from chat.models import Citation, Conversation, Message
 from chat.selectors import Hit, Retrieval
 from ingestion.models import Chunk, Source, anchor_label
 from ingestion.selectors import sources_of
-from secondbrain import rls
+from secondbrain import limits, rls
 from secondbrain.errors import DATABASE_UNREACHABLE, AppError, as_app_error
 
 ABSTAIN_TEXT = "I couldn't find anything about that in your notes."
@@ -325,6 +325,17 @@ def _conversation_reply(*, user: User, acts: tuple[str, ...]) -> str:
     if "farewell" in acts:
         return "Bye! Your notes will be here when you need them."
     return "Hello! What would you like to know from your notes?"
+
+
+def ask_admit(*, user: User, question: str, conversation_id: int | None = None) -> str:
+    """The checks an answer passes before it starts, so that a refusal can still be a status: the
+    person's ask rate (RateLimited), the question's length (its cleaned text is returned), and the
+    conversation being theirs (Http404 for anyone else's)."""
+    limits.rate_spend("ask", user.pk)
+    question = question_clean(question)
+    if conversation_id is not None:
+        selectors.conversation_get(owner=user, conversation_id=conversation_id)
+    return question
 
 
 def question_clean(question: str) -> str:

@@ -5,9 +5,13 @@ from django.contrib import admin, messages
 from django.db.models import QuerySet
 from django.http import HttpRequest
 
+from accounts.models import AuditEntry
+from accounts.services import Via
 from ingestion import services
 from ingestion.models import Chunk, Job, Source
 from secondbrain.errors import AppError
+
+ADMIN = Via(AuditEntry.Channel.ADMIN)
 
 
 class ChunkInline(admin.TabularInline):
@@ -32,13 +36,20 @@ class SourceAdmin(admin.ModelAdmin):
     inlines = [ChunkInline]
     actions = ["reprocess", "delete_fast"]
 
+    def delete_model(self, request: HttpRequest, obj: Source) -> None:
+        services.source_delete(source=obj, via=ADMIN)
+
+    def delete_queryset(self, request: HttpRequest, queryset: QuerySet[Source]) -> None:
+        for source in queryset:
+            services.source_delete(source=source, via=ADMIN)
+
     @admin.action(description="Reprocess the selected sources")
     def reprocess(self, request: HttpRequest, queryset: QuerySet[Source]) -> None:
         _for_each(request, queryset, lambda source: services.source_reprocess(source=source), "queued again")
 
     @admin.action(description="Delete the selected sources with their files and passages")
     def delete_fast(self, request: HttpRequest, queryset: QuerySet[Source]) -> None:
-        _for_each(request, queryset, lambda source: services.source_delete(source=source), "deleted")
+        _for_each(request, queryset, lambda source: services.source_delete(source=source, via=ADMIN), "deleted")
 
 
 @admin.register(Job)

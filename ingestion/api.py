@@ -4,7 +4,7 @@ from typing import Any
 from ninja import File, Form, Router, Schema, Status
 from ninja.files import UploadedFile
 
-from accounts.http import AuthedRequest
+from accounts.http import AuthedRequest, api_via
 from ingestion import selectors, services
 from ingestion.models import Chunk, Job, Source
 from ingestion.uploads import uploaded_file
@@ -67,7 +67,11 @@ def _queued(job: Job) -> Status[dict[str, int]]:
 @router.post("/notes", response={202: QueuedOut})
 def note_create(request: AuthedRequest, payload: NoteIn) -> Status[dict[str, int]]:
     job = services.note_create(
-        owner=request.user, text=payload.text, title=payload.title, occurred_at=payload.occurred_at
+        owner=request.user,
+        text=payload.text,
+        title=payload.title,
+        occurred_at=payload.occurred_at,
+        via=api_via(request),
     )
     return _queued(job)
 
@@ -80,7 +84,7 @@ def upload_create(
     occurred_at: datetime | None = Form(None),  # noqa: B008
 ) -> Status[dict[str, int]]:
     job = services.upload_create(
-        owner=request.user, upload=uploaded_file(request), title=title, occurred_at=occurred_at
+        owner=request.user, upload=uploaded_file(request), title=title, occurred_at=occurred_at, via=api_via(request)
     )
     return _queued(job)
 
@@ -112,7 +116,7 @@ def source_detail(request: AuthedRequest, source_id: int) -> Source:
 
 @router.delete("/sources/{source_id}", response={204: None})
 def source_delete(request: AuthedRequest, source_id: int) -> Status[None]:
-    services.source_delete(source=selectors.source_get(owner=request.user, source_id=source_id))
+    services.source_delete(source=selectors.source_get(owner=request.user, source_id=source_id), via=api_via(request))
     return Status(204, None)
 
 

@@ -1,5 +1,8 @@
+from datetime import datetime
+
 from django.db.models import QuerySet, Sum
 from django.shortcuts import get_object_or_404
+from django.utils import timezone
 
 from accounts.models import User
 from ingestion.models import Chunk, Job, Source
@@ -7,6 +10,17 @@ from ingestion.models import Chunk, Job, Source
 
 def sources_of(*, owner: User) -> QuerySet[Source]:
     return Source.objects.filter(owner=owner)
+
+
+def sources_added(*, owner: User, since: datetime | None, limit: int) -> list[Source]:
+    """The owner's sources added at or after `since` (any time if None; a naive value is read in the
+    owner's zone), newest first."""
+    sources = Source.objects.filter(owner=owner)
+    if since is not None:
+        sources = sources.filter(
+            created_at__gte=since if timezone.is_aware(since) else since.replace(tzinfo=owner.zone)
+        )
+    return list(sources.order_by("-created_at", "-id")[:limit])
 
 
 def source_get(*, owner: User, source_id: int) -> Source:

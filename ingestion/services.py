@@ -20,7 +20,8 @@ from django.db.models.signals import post_delete, pre_delete
 from django.utils import timezone
 from kombu.exceptions import OperationalError
 
-from accounts.models import User
+from accounts.models import AuditEntry, User
+from accounts.services import Via, audit_record
 from ingestion import selectors
 from ingestion.models import Job, Source
 from ingestion.notes import NoteText, note_read
@@ -39,11 +40,13 @@ def jobs_group(owner_id: int) -> str:
     return f"jobs-{owner_id}"
 
 
-def note_create(*, owner: User, text: str, title: str = "", occurred_at: datetime | None = None) -> Job:
+def note_create(
+    *, owner: User, text: str, title: str = "", occurred_at: datetime | None = None, via: Via | None = None
+) -> Job:
     """Store a typed note and queue its processing; the task is sent only once the rows are committed.
 
     A note that opens with front matter takes its title, date and tags from it (`note_read`); the
-    title and date given here win over it.
+    title and date given here win over it. `via` names where it came from in the owner's audit log.
     """
     limits.rate_spend("upload", owner.pk)
     if not text.strip():
@@ -66,11 +69,17 @@ def note_create(*, owner: User, text: str, title: str = "", occurred_at: datetim
     note = _note_fill(
         source=source, text=text.replace("\x00", ""), title=title, empty="The note has only front matter."
     )
-    return _source_store(source=source, occurred_at=occurred_at or note.occurred_at)
+    return _source_store(source=source, occurred_at=occurred_at or note.occurred_at, via=via)
 
 
 def upload_create(
-    *, owner: User, upload: UploadedFile, title: str = "", occurred_at: datetime | None = None, rated: bool = True
+    *,
+    owner: User,
+    upload: UploadedFile,
+    title: str = "",
+    occurred_at: datetime | None = None,
+    rated: bool = True,
+    via: Via | None = None,
 ) -> Job:
     """Store an uploaded file as a source of the kind its bytes show, and queue its processing.
 
@@ -97,11 +106,11 @@ def upload_create(
     upload.seek(0)
     if sniffed.kind == Source.Kind.NOTE:
         note = _note_fill(source=source, text=decode_text(upload.read()), title=title, empty=f"{name} has no text.")
-        return _source_store(source=source, occurred_at=occurred_at or note.occurred_at)
+        return _source_store(source=source, occurred_at=occurred_at or note.occurred_at, via=via)
     # A random name: the person's file name stays in metadata, never in a path on disk.
     source.file.save(f"{uuid.uuid4().hex}{PurePath(name).suffix.lower()[:10]}", upload, save=False)
     try:
-        return _source_store(source=source, occurred_at=occurred_at)
+        return _source_store(source=source, occurred_at=occurred_at, via=via)
     except BaseException:
         source.file.delete(save=False)  # nothing half-stored stays behind
         raise
@@ -113,7 +122,7 @@ def file_add(*, owner: User, path: Path) -> Job:
     machine's own operator."""
     with path.open("rb") as handle:
         upload = UploadedFile(handle, name=path.name, size=path.stat().st_size)
-        return upload_create(owner=owner, upload=upload, rated=False)
+        return upload_create(owner=owner, upload=upload, rated=False, via=Via(AuditEntry.Channel.COMMAND))
 
 
 def _note_fill(*, source: Source, text: str, title: str, empty: str) -> NoteText:
@@ -128,7 +137,7 @@ def _note_fill(*, source: Source, text: str, title: str, empty: str) -> NoteText
     return note
 
 
-def _source_store(*, source: Source, occurred_at: datetime | None) -> Job:
+def _source_store(*, source: Source, occurred_at: datetime | None, via: Via | None) -> Job:
     now = timezone.now()
     source.created_at = now
     source.occurred_at = occurred_at or now
@@ -145,6 +154,13 @@ def _source_store(*, source: Source, occurred_at: datetime | None) -> Job:
                 User.objects.select_for_update().only("pk").get(pk=source.owner_id)
                 storage_quota_check(owner=source.owner, adding=source.size)
             source.save()
+            audit_record(
+                user=source.owner,
+                action=AuditEntry.Action.SOURCE_ADD,
+                via=via,
+                name=source.kind,
+                detail={"source_id": source.pk, "size": source.size},
+            )
             return _job_enqueue(source=source)
     except IntegrityError:  # the same file arrived twice at once
         raise _duplicate(Source.objects.get(owner=source.owner, sha256=source.sha256)) from None
@@ -205,8 +221,9 @@ def source_reprocess(*, source: Source) -> Job:
         return _job_enqueue(source=locked)
 
 
-def source_delete(*, source: Source) -> None:
-    """Delete a source, its chunks and its jobs in one statement (the database cascades).
+def source_delete(*, source: Source, via: Via | None = None) -> None:
+    """Delete a source, its chunks and its jobs in one statement (the database cascades), and note it
+    in the owner's audit log (`via`: where the deletion came from).
 
     The ORM would load every chunk to cascade; this path sends the delete signals itself, so its
     words leave the owner's answers and its file goes once committed, as with any other deletion
@@ -217,6 +234,13 @@ def source_delete(*, source: Source) -> None:
         with connection.cursor() as cursor:
             cursor.execute("DELETE FROM ingestion_source WHERE id = %s", [source.pk])
         post_delete.send(sender=Source, instance=source, using=connection.alias, origin=source)
+        audit_record(
+            user=source.owner,
+            action=AuditEntry.Action.SOURCE_DELETE,
+            via=via,
+            name=source.kind,
+            detail={"source_id": source.pk, "size": source.size},
+        )
 
 
 def job_cancel(*, job: Job) -> Job:

@@ -7,7 +7,7 @@ from django.http.response import HttpResponseBase
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
 
-from accounts.http import AuthedRequest
+from accounts.http import PAGE, AuthedRequest
 from ingestion import selectors, services
 from ingestion.forms import NoteForm
 from ingestion.models import Job, Source
@@ -51,6 +51,7 @@ def note_create(request: AuthedRequest) -> HttpResponse:
                 text=form.cleaned_data["text"],
                 title=form.cleaned_data["title"],
                 occurred_at=form.cleaned_data["occurred_at"],
+                via=PAGE,
             )
         except AppError as exc:
             form.add_error("text", exc.message)
@@ -75,7 +76,7 @@ def upload_create(request: AuthedRequest) -> HttpResponse:
     """One dropped file: the new source's row, or the reason it was refused (as text, with its status)."""
     try:
         job = services.upload_create(
-            owner=request.user, upload=uploaded_file(request), title=request.POST.get("title", "")
+            owner=request.user, upload=uploaded_file(request), title=request.POST.get("title", ""), via=PAGE
         )
     except AppError as exc:
         refusal = HttpResponse(exc.message, status=exc.status, content_type="text/plain; charset=utf-8")
@@ -108,7 +109,7 @@ def source_reprocess(request: AuthedRequest, source_id: int) -> HttpResponse:
 @login_required
 @require_POST
 def source_delete(request: AuthedRequest, source_id: int) -> HttpResponse:
-    services.source_delete(source=selectors.source_get(owner=request.user, source_id=source_id))
+    services.source_delete(source=selectors.source_get(owner=request.user, source_id=source_id), via=PAGE)
     return HttpResponse("")
 
 

@@ -13,12 +13,34 @@ from django.conf import settings  # noqa: E402
 
 from chat.routing import websocket_urlpatterns as chat_websockets  # noqa: E402
 from ingestion.routing import websocket_urlpatterns as ingestion_websockets  # noqa: E402
-from secondbrain.limits import BodySizeLimit, ConcurrencyLimit  # noqa: E402
+from mcp_server.http import MCP_PATH, McpEndpoint  # noqa: E402
+from mcp_server.tools import server as mcp_server  # noqa: E402
+from secondbrain.limits import ASGIApp, BodySizeLimit, ConcurrencyLimit, Receive, Scope, Send  # noqa: E402
 
+
+class Mounts:
+    """ASGI apps at paths of their own beside Django (the MCP server's streamable HTTP endpoint),
+    Django for every other path. The authorization matrix reads `mounts` (tests/test_authorization.py)."""
+
+    def __init__(self, mounts: dict[str, ASGIApp], default: ASGIApp) -> None:
+        self.mounts = mounts
+        self.default = default
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        app = self.mounts.get(scope["path"].rstrip("/") or "/", self.default)
+        await app(scope, receive, send)
+
+
+# An MCP call may wait on the model for seconds, as /api/ask does, borrowing a database connection only
+# for each step: neither holds one of the slots that keep requests within the connection pool.
 application = ProtocolTypeRouter(
     {
         "http": BodySizeLimit(
-            ConcurrencyLimit(django_asgi_app, limit=settings.WEB_CONCURRENT_REQUESTS, exempt=("/api/ask",))
+            ConcurrencyLimit(
+                Mounts({MCP_PATH: McpEndpoint(mcp_server)}, django_asgi_app),
+                limit=settings.WEB_CONCURRENT_REQUESTS,
+                exempt=("/api/ask", MCP_PATH),
+            )
         ),
         "websocket": AllowedHostsOriginValidator(
             AuthMiddlewareStack(URLRouter(chat_websockets + ingestion_websockets))

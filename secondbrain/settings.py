@@ -189,6 +189,7 @@ INSTALLED_APPS = [
     "accounts",
     "ingestion",
     "chat",
+    "mcp_server",
 ]
 
 MIDDLEWARE = [

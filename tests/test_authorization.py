@@ -2,8 +2,8 @@
 first user's ids.
 
 The routes are not listed by hand but read from where the app declares them: the URL conf (pages, form
-posts, the admin), the API's OpenAPI schema (every operation, every method) and the websocket router of
-the real ASGI application. Each must have an entry in the tables below saying how to fill its ids and
+posts, the admin), the API's OpenAPI schema (every operation, every method), the websocket router of
+the real ASGI application and the apps it mounts beside Django (the MCP server, each of its tools). Each must have an entry in the tables below saying how to fill its ids and
 what it answers to someone else; a route the tables do not know fails `test_every_*_is_in_the_matrix`,
 naming it. So a new route cannot be forgotten: adding one means deciding here who may call it.
 
@@ -24,6 +24,8 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 from urllib.parse import urlencode, urlsplit
 
+import anyio
+import httpx2
 import pytest
 from channels.db import database_sync_to_async
 from channels.layers import get_channel_layer
@@ -35,14 +37,18 @@ from django.db.models import Model
 from django.test import Client
 from django.urls import URLPattern, URLResolver, get_resolver, reverse
 from django.urls.resolvers import RoutePattern
+from mcp import Client as McpClient
+from mcp.client.streamable_http import streamable_http_client
+from mcp.types import CallToolResult
 
-from accounts.models import ApiToken, User
-from accounts.services import token_create
+from accounts.models import ApiToken, AuditEntry, User
+from accounts.services import Via, audit_record, token_create
 from chat.models import Citation, Conversation, Message
 from ingestion import services as ingestion_services
 from ingestion.models import Chunk, Job, Source
+from mcp_server.tools import server as mcp_server
 from secondbrain.api import api
-from secondbrain.asgi import application
+from secondbrain.asgi import Mounts, application
 from tests.factories import make_answer, make_source, make_user
 
 # In every title, text, question and name of Alice's: no answer to anyone else may contain it.
@@ -76,6 +82,13 @@ def build_world() -> World:
     job = Job.objects.create(owner=alice, source=pdf, status=Job.Status.QUEUED, stage=Job.Stage.QUEUED)
     answer = make_answer(alice, [note, pdf], question=f"What is the {MARK} budget?")
     alice_token = token_create(user=alice, name=f"{MARK} laptop")
+    audit_record(
+        user=alice,
+        action=AuditEntry.Action.TOOL_CALL,
+        via=Via(AuditEntry.Channel.MCP, ApiToken.objects.get(user=alice)),
+        name="search_notes",
+        detail={"query": f"the {MARK} budget"},
+    )
     make_source(mallory, "Mallory's list", "Buy bread and milk.")
     return World(
         alice=alice,
@@ -114,6 +127,7 @@ def snapshot(world: World) -> dict[str, Any]:
             .values("pk", "chunk_id", "source_id", "excerpt")
         ),
         "tokens": list(ApiToken.objects.filter(user=alice).order_by("pk").values("pk", "name", "key_hash")),
+        "audit": list(AuditEntry.objects.filter(user=alice).order_by("pk").values("pk", "action", "name", "detail")),
         "file": world.pdf.file.storage.exists(str(world.pdf.file.name)),
     }
 
@@ -644,3 +658,105 @@ async def test_a_websocket_gives_another_user_nothing_of_alices(shared_world: Wo
     for message in received:
         assert not any(secret in message for secret in SECRETS), message
     assert await database_sync_to_async(snapshot)(world) == before
+
+
+# ---------------------------------------------------------------------------------------------------
+# ASGI apps mounted beside Django (secondbrain/asgi.py): the MCP server's streamable HTTP endpoint
+
+
+def mounted_paths() -> set[str]:
+    """The paths of the apps the real ASGI application mounts beside Django."""
+    app: Any = application.application_mapping["http"]
+    while not isinstance(app, Mounts):
+        app = app.app
+    return set(app.mounts)
+
+
+@dataclass(frozen=True)
+class ToolCall:
+    """A tool called by Mallory with Alice's ids: `not_found` must be refused as such, `own` answers
+    about Mallory alone."""
+
+    mallory: Literal["not_found", "own"]
+    arguments: Callable[[World], dict[str, Any]]
+
+
+MCP_TOOLS: dict[str, ToolCall] = {
+    "search_notes": ToolCall("own", lambda w: {"query": "budget forty-two thousand"}),
+    "get_source": ToolCall("not_found", lambda w: {"source_id": w.pdf.pk}),
+    "recent_activity": ToolCall("own", lambda w: {"since": "2000-01-01T00:00:00Z", "limit": 100}),
+    "add_note": ToolCall("own", lambda w: {"title": "Mallory's", "text": "Mallory's own note."}),
+    "ask": ToolCall("not_found", lambda w: {"question": "What is the budget?", "conversation_id": w.conversation.pk}),
+}
+MOUNTS = {"/mcp": MCP_TOOLS}
+
+
+def test_every_mounted_app_and_tool_is_in_the_matrix() -> None:
+    assert mounted_paths() == MOUNTS.keys(), f"apps mounted beside Django: {mounted_paths()}"
+    tools = {tool.name for tool in anyio.run(mcp_server.list_tools)}
+    assert tools == MCP_TOOLS.keys(), f"MCP tools the authorization matrix does not know (or no longer has): {tools}"
+
+
+def mcp_http(token: str | None) -> httpx2.AsyncClient:
+    """An HTTP client of the real ASGI application, in this process, sending `token` if any."""
+    headers = {"Authorization": f"Bearer {token}"} if token else {}
+    return httpx2.AsyncClient(
+        transport=httpx2.ASGITransport(app=application), base_url="http://testserver", headers=headers
+    )
+
+
+def tool_text(result: CallToolResult) -> str:
+    return json.dumps(result.structured_content) + " ".join(getattr(block, "text", "") for block in result.content)
+
+
+@pytest.mark.asyncio
+async def test_the_mcp_endpoint_answers_the_anonymous_401(shared_world: World) -> None:
+    before = await database_sync_to_async(snapshot)(shared_world)
+    call = {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "get_source", "arguments": {}}}
+    for token in (None, "sb_not-a-token"):
+        async with mcp_http(token) as http:
+            for method in ("GET", "POST", "DELETE"):
+                response = await http.request(method, "/mcp", json=call, headers={"Accept": "application/json"})
+                assert response.status_code == 401, (method, token, response.status_code)
+                assert response.json()["error"]["code"] == "unauthorized"
+                assert not any(secret in response.text for secret in SECRETS)
+    assert await database_sync_to_async(snapshot)(shared_world) == before
+
+
+@pytest.mark.asyncio
+async def test_the_mcp_tools_give_another_user_nothing_of_alices(shared_world: World) -> None:
+    world = shared_world
+    before = await database_sync_to_async(snapshot)(world)
+    async with (
+        mcp_http(world.mallory_token) as http,
+        McpClient(streamable_http_client("http://testserver/mcp", http_client=http)) as client,
+    ):
+        listed = await client.list_tools()
+        assert {tool.name for tool in listed.tools} == MCP_TOOLS.keys()
+        for name, call in MCP_TOOLS.items():
+            result = await client.call_tool(name, call.arguments(world))
+            text = tool_text(result)
+            if call.mallory == "not_found":
+                assert result.is_error and "Not found" in text, (name, text)
+            else:
+                assert not result.is_error, (name, text)
+            assert not any(secret in text for secret in SECRETS), f"{name} answered Mallory with Alice's data: {text}"
+    assert await database_sync_to_async(snapshot)(world) == before
+    calls = await database_sync_to_async(list)(
+        AuditEntry.objects.filter(user=world.mallory, action=AuditEntry.Action.TOOL_CALL).values_list("name", flat=True)
+    )
+    assert sorted(calls) == sorted(MCP_TOOLS)  # in Mallory's own log, none in Alice's (the snapshot)
+
+
+@pytest.mark.asyncio
+async def test_the_owner_reaches_her_own_through_the_mcp_tools(shared_world: World) -> None:
+    """The control: Alice's token on the same ids is not refused."""
+    world = shared_world
+    async with (
+        mcp_http(world.alice_token) as http,
+        McpClient(streamable_http_client("http://testserver/mcp", http_client=http)) as client,
+    ):
+        read = await client.call_tool("get_source", {"source_id": world.pdf.pk})
+        found = await client.call_tool("search_notes", {"query": "budget forty-two thousand"})
+    assert not read.is_error and MARK in tool_text(read)
+    assert MARK in tool_text(found)

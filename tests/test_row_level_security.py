@@ -16,7 +16,8 @@ from django.db import DatabaseError, connection, transaction
 from django.db.models import Model, QuerySet
 from django.test import Client
 
-from accounts.models import User
+from accounts.models import AuditEntry, User
+from accounts.services import audit_record
 from chat import selectors as chat_selectors
 from chat.models import Citation, Conversation, Message
 from ingestion import pipeline, services
@@ -35,6 +36,7 @@ OWNED: dict[type[Model], str] = {
     Conversation: "owner",
     Message: "conversation__owner",
     Citation: "message__conversation__owner",
+    AuditEntry: "user",
 }
 
 
@@ -43,6 +45,8 @@ def build(alice_title: str = "Alice's diary", bob_title: str = "Bob's garden pla
     alice, bob = make_user("alice"), make_user("bob")
     make_answer(alice, [make_source(alice, alice_title, "The surprise party is on the ninth.")])
     make_answer(bob, [make_source(bob, bob_title, "Kohlrabi by the greenhouse.")])
+    for person in (alice, bob):
+        audit_record(user=person, action=AuditEntry.Action.SOURCE_ADD, via=None, name="note")
     return alice, bob
 
 
