@@ -236,8 +236,13 @@ def _rolling_ahead(g: Groups, today: date, year: int | None) -> Span:
     return today, _units_before(today, str(g["unit"]).lower(), -count) + timedelta(days=1)
 
 
-def _in(g: Groups, today: date, year: int | None) -> Span:
-    """ "in two weeks", "three days from now": the calendar unit containing the day that many units on."""
+def _in(g: Groups, today: date, year: int | None) -> Span | None:
+    """ "in two weeks", "three days from now": the calendar unit containing the day that many units on.
+
+    Bare "in two weeks" only in a question that looks ahead: "did it last in seven years" is no date.
+    """
+    if not g.get("ahead") and not g.get("sure"):
+        return None
     unit = str(g["unit"]).lower()
     return _unit_span(_units_before(today, unit, -_number(str(g["n"]))), unit)
 
@@ -321,7 +326,7 @@ _RULES = [
     _rule(r"(?:(?P<which>this|next|last|past|the\s+past|previous|(?:the\s+)?coming)\s+)?(?:the\s+)?weekend", _weekend),
     _rule(rf"(?:next|(?:this\s+)?coming)\s+{_WEEKDAY}", _next_weekday),
     _rule(rf"(?P<which>next|(?:the\s+)?coming)\s+{_UNIT}", _calendar),
-    _rule(rf"(?:in\s+)?{_NUM}\s+{_UNIT}(?:['’]?s?\s+time|\s+from\s+(?:now|today))", _in),
+    _rule(rf"(?:in\s+)?{_NUM}\s+{_UNIT}(?P<sure>['’]?s?\s+time|\s+from\s+(?:now|today))", _in),
     _rule(rf"in\s+{_NUM}\s+{_UNIT}", _in),
     _rule(r"(?P<year>\d{4})-(?P<mm>\d{2})-(?P<day>\d{2})", _iso),
     _rule(rf"{_DAY}\s*{_DAY_JOINER}\s*{_DAY2}(?:\s+of)?\s+{_MONTH}(?:(?:,\s*|\s+){_YEAR})?", _day_range),
@@ -356,6 +361,8 @@ _PREPOSITION = re.compile(
 )
 # "the week before 3 May", "two days after Monday": a span of that length next to the date, not an open range.
 _OFFSET = re.compile(rf"\b(?:the|a|an|{_NUM})\s+{_UNIT}\s+$", re.IGNORECASE)
+# "(last) weekend before 10 April 2023": the Saturday and Sunday next to the date, not this week's.
+_WEEKEND_OFFSET = re.compile(r"\b(?:(?:the|last|that)\s+)?weekend\s+$", re.IGNORECASE)
 
 # --- Finding expressions ------------------------------------------------------------------------------
 
@@ -450,7 +457,14 @@ def _pieces(text: str, today: date, *, ahead: bool = False) -> list[_Piece]:
         span = first.span(today)
         assert span is not None  # `_expressions` keeps only expressions that resolve
         offset = _OFFSET.search(text[:start]) if word in {"before", "after"} else None
-        if offset is not None:
+        weekend = _WEEKEND_OFFSET.search(text[:start]) if word in {"before", "after"} else None
+        if weekend is not None:
+            introduced = _PREPOSITION.search(text[: weekend.start()])
+            start = introduced.start() if introduced else weekend.start()
+            while pieces and pieces[-1].start >= start:  # the weekend, read on its own first
+                pieces.pop()
+            pieces.append(_Piece(start, first.end, _weekend_next_to(span, word)))
+        elif offset is not None:
             introduced = _PREPOSITION.search(text[: offset.start()])  # "in the week before …"
             start = introduced.start() if introduced else offset.start()
             pieces.append(_Piece(start, first.end, _next_to(span, word, offset)))
@@ -459,6 +473,18 @@ def _pieces(text: str, today: date, *, ahead: bool = False) -> list[_Piece]:
             pieces.append(_Piece(start, first.end, span, _OPENERS.get(word, "")))
         index += 1
     return pieces
+
+
+def _weekend_next_to(span: Span, word: str) -> Span:
+    """ "the weekend before 10 April": the last Saturday and Sunday ending by its start; "after": the first
+    from its end."""
+    if word == "before":
+        saturday = span[0] - timedelta(days=(span[0].weekday() - 5) % 7)
+        if saturday + timedelta(days=2) > span[0]:
+            saturday -= timedelta(weeks=1)
+    else:
+        saturday = span[1] + timedelta(days=(5 - span[1].weekday()) % 7)
+    return saturday, saturday + timedelta(days=2)
 
 
 def _next_to(span: Span, word: str, offset: re.Match[str]) -> Span:

@@ -234,6 +234,9 @@ AHEAD_CASES = [
     ("What's on 12 May?", D(2026, 5, 12), D(2026, 5, 13), "temporal"),
     ("What will I do in March?", D(2027, 3, 1), D(2027, 4, 1), "temporal"),
     ("When is the dentist next Friday?", D(2026, 5, 8), D(2026, 5, 9), "hybrid"),
+    # Next to a date, a weekend is that date's.
+    ("What did Maria do last weekend before April 10, 2023?", D(2023, 4, 8), D(2023, 4, 10), "hybrid"),
+    ("Where did I go the weekend after 3 May?", D(2026, 5, 9), D(2026, 5, 11), "temporal"),
 ]
 
 
@@ -262,6 +265,11 @@ def test_tomorrow_is_the_users_tomorrow_west_of_utc() -> None:
     date_range = interpret("what's on tomorrow?", now=now, zone=LOS_ANGELES).date_range
     assert date_range is not None and date_range.since is not None
     assert date_range.since.isoformat() == "2026-05-07T00:00:00-07:00"
+
+
+def test_in_a_number_of_years_is_a_date_only_in_a_question_that_looks_ahead() -> None:
+    assert interpret("How long did the fighting last in Seven Years War?", now=NOW, zone=BERLIN).date_range is None
+    assert interpret("What's on in two weeks?", now=NOW, zone=BERLIN).date_range is not None
 
 
 def test_a_question_without_a_time_that_asks_ahead_stays_semantic() -> None:
