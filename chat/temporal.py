@@ -361,7 +361,7 @@ _PREPOSITION = re.compile(
 )
 # "the week before 3 May", "two days after Monday": a span of that length next to the date, not an open range.
 _OFFSET = re.compile(rf"\b(?:the|a|an|{_NUM})\s+{_UNIT}\s+$", re.IGNORECASE)
-# "(last) weekend before 10 April 2023": the Saturday and Sunday next to the date, not this week's.
+# "(last) weekend before 10 April 2023": a weekend next to a date is not this week's.
 _WEEKEND_OFFSET = re.compile(r"\b(?:(?:the|last|that)\s+)?weekend\s+$", re.IGNORECASE)
 
 # --- Finding expressions ------------------------------------------------------------------------------
@@ -459,12 +459,11 @@ def _pieces(text: str, today: date, *, ahead: bool = False) -> list[_Piece]:
         offset = _OFFSET.search(text[:start]) if word in {"before", "after"} else None
         weekend = _WEEKEND_OFFSET.search(text[:start]) if word in {"before", "after"} else None
         if weekend is not None:
-            introduced = _PREPOSITION.search(text[: weekend.start()])
-            start = introduced.start() if introduced else weekend.start()
-            while pieces and pieces[-1].start >= start:  # the weekend, read on its own first
+            # "last weekend before 10 April 2023" is not this week's weekend: the date's range is
+            # searched for the weekend's words, which a note of it holds ("last weekend we…").
+            while pieces and pieces[-1].end > weekend.start():
                 pieces.pop()
-            pieces.append(_Piece(start, first.end, _weekend_next_to(span, word)))
-        elif offset is not None:
+        if offset is not None:
             introduced = _PREPOSITION.search(text[: offset.start()])  # "in the week before …"
             start = introduced.start() if introduced else offset.start()
             pieces.append(_Piece(start, first.end, _next_to(span, word, offset)))
@@ -473,18 +472,6 @@ def _pieces(text: str, today: date, *, ahead: bool = False) -> list[_Piece]:
             pieces.append(_Piece(start, first.end, span, _OPENERS.get(word, "")))
         index += 1
     return pieces
-
-
-def _weekend_next_to(span: Span, word: str) -> Span:
-    """ "the weekend before 10 April": the last Saturday and Sunday ending by its start; "after": the first
-    from its end."""
-    if word == "before":
-        saturday = span[0] - timedelta(days=(span[0].weekday() - 5) % 7)
-        if saturday + timedelta(days=2) > span[0]:
-            saturday -= timedelta(weeks=1)
-    else:
-        saturday = span[1] + timedelta(days=(5 - span[1].weekday()) % 7)
-    return saturday, saturday + timedelta(days=2)
 
 
 def _next_to(span: Span, word: str, offset: re.Match[str]) -> Span:
@@ -606,7 +593,8 @@ def with_dates(text: str, said_on: date) -> str:
 
 
 # What a note says of days to come, where it is unmistakable: "tomorrow" ("tmrw"); a weekday with its
-# day of the month ("Fri 28th", "Thursday the 4th") — the nearest such day to the note's date; and a
+# day of the month ("Fri 28th", "Thursday the 4th"; not when its month follows, "Monday 7 December 2026"
+# says it all) — the nearest such day to the note's date; and a
 # weekday with a time of day ("Thurs 9.40am", "Tuesday at 7pm"), which is how people jot down an
 # appointment — the first such weekday after the note's date (a week on when it is that day: "next
 # session Thurs 9.40am" written on a Thursday). A bare weekday is left alone: "on Friday" in a note may
@@ -615,7 +603,7 @@ _SHORT_WEEKDAYS = r"(?P<weekday>mon|tue|tues|wed|weds|thu|thur|thurs|fri|sat|sun
 _AHEAD = [
     (re.compile(r"\b(?:tomorrow|tmrw|tmr|tmoz|2moro)\b", re.IGNORECASE), lambda g, said_on: said_on + timedelta(days=1)),
     (
-        re.compile(rf"\b{_SHORT_WEEKDAYS}\s+(?:the\s+)?(?P<day>[0-3]?\d)(?:st|nd|rd|th)?\b(?!\s*(?:[:.]\d|am|pm|%))", re.IGNORECASE),
+        re.compile(rf"\b{_SHORT_WEEKDAYS}\s+(?:the\s+)?(?P<day>[0-3]?\d)(?:st|nd|rd|th)?\b(?!\s*(?:[:.]\d|am|pm|%|(?:of\s+)?(?:{_alternatives(list(_MONTHS))})\b))", re.IGNORECASE),
         lambda g, said_on: _weekday_and_day(g["weekday"], int(g["day"]), said_on),
     ),
     (
