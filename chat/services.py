@@ -600,9 +600,9 @@ def _source_header(hit: Hit, zone: tzinfo) -> str:
 def _source_when(hit: Hit, zone: tzinfo) -> str:
     """The header's "(3 May 2026, page 2)": the part of it no answer has reason to repeat whole."""
     where = anchor_label(hit.anchor)
-    if "when" in hit.anchor:  # a calendar's event: its label is its day and time already
-        return f"({where})"
     day = temporal.day_label(hit.occurred_at.astimezone(zone).date())
+    if "when" in hit.anchor:  # a calendar's event: dated like a note, its passage says the time
+        return f"({day})"
     return f"({day}{', ' + where if where else ''})"
 
 
@@ -624,7 +624,7 @@ def check_answer(
     if _is_abstention(answer):
         return grounding.Grounded(ABSTAIN_TEXT, [], {"model_answer": answer, "abstained_by": "model"})
     # "(2 May 2023)" alone is also how passages resolve "yesterday": only a header with its anchor is unmistakable.
-    headers = [_source_when(hit, zone) for hit in hits if anchor_label(hit.anchor)]
+    headers = [_source_when(hit, zone) for hit in hits if anchor_label(hit.anchor) and "when" not in hit.anchor]
     grounded = grounding.ground(answer, [_as_read(hit, zone) for hit in hits], headers=headers, threshold=support)
     check = {"model_answer": answer, **grounded.check}
     if not grounded.text:
