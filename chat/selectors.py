@@ -1,6 +1,6 @@
 import json
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from typing import Any
 from zoneinfo import ZoneInfo
@@ -28,12 +28,14 @@ from secondbrain.errors import AppError
 # passage spoken entirely by a person the question names gains (`voice`: score × (1 + voice × share)),
 # below which share of the best BM25 score a passage's full-text rank counts only in proportion
 # (`fts_floor`: RRF alone gives the best of a handful of weak matches as much as the best of strong ones),
-# the BM25 weight of a pair of the question's words standing together in a passage (`phrase`), and the
-# lift of a passage holding all of the question's pairs (`phrase_lift`: score × (1 + lift × share)).
+# the BM25 weight of a pair of the question's words standing together in a passage (`phrase`), the
+# lift of a passage holding all of the question's pairs (`phrase_lift`: score × (1 + lift × share)), and
+# the lift of a passage dated from now on when the question asks what is to come (`ahead`: score × (1 +
+# ahead)): "when is my dentist appointment?" is answered by the appointment, not by notes that mention it.
 RANKING = {
     "k1": 1.2, "b": 0.75, "rrf_k": 10, "w_vec": 1.0, "w_fts": 1.0,
     "after": 0.5, "before": 0.25, "later": 0.5, "voice": 2.0, "fts_floor": 0.35, "phrase": 1.0, "phrase_lift": 1.0,
-    "rest": 0.7,
+    "rest": 0.7, "ahead": 1.0,
 }  # fmt: skip
 # Each ranker contributes this many candidates per requested result.
 CANDIDATES_PER_RESULT = 4
@@ -199,7 +201,9 @@ spread AS (
            max(CASE WHEN c.id = h.id THEN f.text_rank ELSE 0 END) AS text_rank
     FROM fused f
     JOIN ingestion_chunk h ON h.id = f.id
+    -- A calendar's events (anchored at their time, `at`) are things of their own: no shares between them.
     JOIN ingestion_chunk c ON c.source_id = h.source_id AND c.ordinal BETWEEN h.ordinal - 1 AND h.ordinal + 1
+        AND (c.id = h.id OR NOT h.anchor ? 'at')
     CROSS JOIN LATERAL (
         SELECT f.score * CASE c.ordinal - h.ordinal WHEN 0 THEN 1.0 WHEN 1 THEN %(after)s ELSE %(before)s END AS part
     ) shares
@@ -237,14 +241,16 @@ LIMIT %(k)s
 
 
 # A listing by time ("what did I add yesterday?"): each source in the range once, by its first passage
-# there, newest first.
+# there, newest first — except that a calendar's events are each a thing of their own ("what's on
+# tomorrow?" lists every event of the day): a passage that is an event (its anchor has its time, `at`)
+# is listed by itself.
 _LISTING_SQL = """
 SELECT id, source_id, title, kind, text, 0.0, 0.0, 0.0, occurred_at, anchor FROM (
-    SELECT DISTINCT ON (c.source_id) c.id, c.source_id, s.title, s.kind, c.text, c.occurred_at, c.anchor,
-           s.created_at
+    SELECT DISTINCT ON (c.source_id, CASE WHEN c.anchor ? 'at' THEN c.id END)
+           c.id, c.source_id, s.title, s.kind, c.text, c.occurred_at, c.anchor, s.created_at
     FROM ingestion_chunk c JOIN ingestion_source s ON s.id = c.source_id
     WHERE {filters}
-    ORDER BY c.source_id, c.ordinal
+    ORDER BY c.source_id, CASE WHEN c.anchor ? 'at' THEN c.id END, c.ordinal
 ) first_passages
 ORDER BY {order}, id
 LIMIT %(k)s
@@ -331,12 +337,14 @@ def search(
     kind: str | None = None,
     vector: list[float] | None = None,
     prefer: DateRange | None = None,
+    ahead_of: datetime | None = None,
 ) -> list[Hit]:
     """The owner's `k` passages best matching `query`: vector and full-text ranks fused by RRF, one SQL statement.
 
     `vector` is the query's embedding when the caller has it already (benchmarks with synthetic vectors).
     `prefer` is the range the question named when `date_range` reads around it: passages dated outside
-    it score `RANKING["later"]` times less.
+    it score `RANKING["later"]` times less. `ahead_of` (now, for a question about what is to come):
+    passages dated from then on score `1 + RANKING["ahead"]` times more.
     """
     names = _names(query)
     # The vector ranker searches the question without the names of people who speak in the owner's
@@ -372,13 +380,20 @@ def search(
             inside += " AND c.occurred_at >= %(preferred_since)s"
         preference = f"CASE WHEN {inside} THEN 1 ELSE %(later)s END"
         params |= {"preferred_since": prefer.since, "preferred_until": prefer.until}
+    if ahead_of is not None:
+        # Only passages that hold the question's words: an unrelated event to come is no answer either.
+        preference += " * CASE WHEN c.occurred_at >= %(ahead_of)s AND f.text_rank > 0 THEN 1 + %(ahead)s ELSE 1 END"
+        params["ahead_of"] = ahead_of
     return _hits(_HYBRID_SQL.format(filters=filters, preference=preference), params)
 
 
-def recent(*, owner_id: int, k: int, date_range: DateRange | None = None, kind: str | None = None) -> list[Hit]:
-    """The owner's passages in the range, newest first on the range's clock: no text to match, only time."""
+def recent(
+    *, owner_id: int, k: int, date_range: DateRange | None = None, kind: str | None = None, oldest_first: bool = False
+) -> list[Hit]:
+    """The owner's passages in the range, newest (or oldest) first on the range's clock: no text to match, only time."""
     filters, params = _filters(owner_id=owner_id, date_range=date_range, kind=kind)
-    order = "s.created_at DESC" if date_range is not None and date_range.clock == "upload" else "c.occurred_at DESC"
+    order = "s.created_at" if date_range is not None and date_range.clock == "upload" else "c.occurred_at"
+    order += " ASC" if oldest_first else " DESC"
     return _hits(_RECENT_SQL.format(filters=filters, order=order), params | {"k": k})
 
 
@@ -417,6 +432,9 @@ class Retrieval:
     query: str = ""
     label: str = ""
     pointed: bool = False  # the question pointed at this source ("summarize the PDF"): read it, ungated
+    # A listing of what is still to come ("what's on tomorrow?", "what do I have in the next 14 days?"):
+    # read in the order it will happen, not newest first.
+    chronological: bool = False
 
 
 def retrieve(
@@ -436,11 +454,14 @@ def retrieve(
     question names; `ignore_dates` searches the whole question as if it named no time at all.
     """
     zone = owner.zone
+    now = now or timezone.now()
     if ignore_dates:
         meaning = temporal.Interpretation(mode="semantic", date_range=None, topic=query.strip())
     else:
         with timing.span("time"):
-            meaning = temporal.interpret(query, now=now or timezone.now(), zone=zone)
+            meaning = temporal.interpret(query, now=now, zone=zone)
+    # A question about what is to come favours what is dated from now on (docs/ranking.md, "ahead").
+    ahead_of = now if temporal.looks_ahead(query) else None
     date_range = meaning.date_range
     if since is not None or until is not None:
         clock = date_range.clock if date_range is not None else temporal.clock_of(query)
@@ -448,22 +469,82 @@ def retrieve(
         if date_range.since is not None and date_range.until is not None and date_range.since >= date_range.until:
             raise AppError("invalid_range", "The start of the range must come before its end.", status=422)
     if date_range is None:
-        hits = search(owner_id=owner.pk, query=query, k=k, kind=kind)
-        return Retrieval(mode="semantic", date_range=None, hits=hits, query=query)
+        hits = search(owner_id=owner.pk, query=query, k=k, kind=kind, ahead_of=ahead_of)
+        return Retrieval(mode="semantic", date_range=None, hits=_coming(owner.pk, hits, ahead_of), query=query)
     label = temporal.describe(date_range, zone=zone)
     if not temporal.is_topical(meaning.topic):
-        hits = recent(owner_id=owner.pk, k=k, date_range=date_range, kind=kind)
-        return Retrieval(mode="temporal", date_range=date_range, hits=hits, label=label)
+        coming = ahead_of is not None and (date_range.until is None or date_range.until > now)
+        hits = recent(owner_id=owner.pk, k=k, date_range=date_range, kind=kind, oldest_first=coming)
+        return Retrieval(mode="temporal", date_range=date_range, hits=hits, label=label, chronological=coming)
     searched, prefer = date_range, None
     if since is None and until is None and date_range.clock == "content" and date_range.until is not None:
         searched, prefer = _read_on(date_range), date_range  # a range the person set explicitly is kept exact
-    hits = search(owner_id=owner.pk, query=meaning.topic, k=k, date_range=searched, kind=kind, prefer=prefer)
+    hits = search(
+        owner_id=owner.pk, query=meaning.topic, k=k, date_range=searched, kind=kind, prefer=prefer, ahead_of=ahead_of
+    )
     if not hits and since is None and until is None:
         # Nothing at all is dated in the range the question seemed to name ("on Aug 15th" read as this
         # year's): the closest passages from any time beat an empty answer, and the range is not shown.
-        hits = search(owner_id=owner.pk, query=query, k=k, kind=kind)
-        return Retrieval(mode="semantic", date_range=None, hits=hits, query=query)
+        hits = search(owner_id=owner.pk, query=query, k=k, kind=kind, ahead_of=ahead_of)
+        return Retrieval(mode="semantic", date_range=None, hits=_coming(owner.pk, hits, ahead_of), query=query)
+    hits = _coming(owner.pk, hits, ahead_of)
     return Retrieval(mode="hybrid", date_range=date_range, hits=hits, query=meaning.topic, label=label)
+
+
+# The next occurrence of each repeating event among `hits` (`_coming`).
+_NEXT_OCCURRENCES_SQL = """
+SELECT DISTINCT ON (c.source_id, c.anchor ->> 'uid')
+       c.id, c.source_id, s.title, s.kind, c.text, 0.0, 0.0, 0.0, c.occurred_at, c.anchor
+FROM ingestion_chunk c JOIN ingestion_source s ON s.id = c.source_id
+WHERE c.owner_id = %(owner)s AND c.source_id = ANY(%(sources)s) AND c.anchor ->> 'uid' = ANY(%(uids)s)
+  AND c.occurred_at >= %(now)s
+ORDER BY c.source_id, c.anchor ->> 'uid', c.occurred_at
+"""
+
+
+def _coming(owner_id: int, hits: list[Hit], ahead_of: datetime | None) -> list[Hit]:
+    """For a question about what is to come, a repeating event found in any of its occurrences is
+    answered by its next one, once ("when is my piano lesson?": next Tuesday's, not a year of them).
+
+    A series is a calendar's events that share a `uid` (one per occurrence, ingestion/extract/calendar.py);
+    its occurrences read alike, so which of them the rankers happened to pick is chance. Passages of
+    no series, and series with nothing to come, are left as they are.
+    """
+    series = [hit for hit in hits if "uid" in hit.anchor and "at" in hit.anchor]
+    if ahead_of is None or not series:
+        return hits
+    with connection.cursor() as cursor:
+        cursor.execute(
+            _NEXT_OCCURRENCES_SQL,
+            {
+                "owner": owner_id,
+                "sources": sorted({hit.source_id for hit in series}),
+                "uids": sorted({str(hit.anchor["uid"]) for hit in series}),
+                "now": ahead_of,
+            },
+        )
+        upcoming = {(row[1], json.loads(row[9])["uid"]): row for row in cursor.fetchall()}
+    kept: list[Hit] = []
+    seen: set[tuple[int, str]] = set()
+    for hit in hits:
+        key = (hit.source_id, str(hit.anchor.get("uid")))
+        if key not in upcoming or "at" not in hit.anchor:
+            kept.append(hit)
+        elif key not in seen:
+            seen.add(key)
+            row = upcoming[key]
+            lift = 1.0 if hit.occurred_at >= ahead_of or hit.text_rank <= 0 else 1 + RANKING["ahead"]
+            kept.append(
+                replace(
+                    hit,
+                    chunk_id=row[0],
+                    text=row[4],
+                    occurred_at=row[8],
+                    anchor=json.loads(row[9]),
+                    score=hit.score * lift,
+                )
+            )
+    return sorted(kept, key=lambda hit: -hit.score)
 
 
 def _read_on(date_range: DateRange) -> DateRange:

@@ -244,11 +244,15 @@ async def _listing_stream(*, turn: _Turn, user: User) -> AsyncIterator[Event]:
         owner_id=user.pk,
         date_range=retrieval.date_range,
         k=order.count if order is not None else LISTING_MAX_SOURCES,
-        oldest_first=order is not None and order.oldest,
+        oldest_first=order.oldest if order is not None else retrieval.chronological,
         kind=order.kind if order is not None else None,
     )
     turn.retrieval = retrieval = Retrieval(
-        mode=retrieval.mode, date_range=retrieval.date_range, hits=hits, label=retrieval.label
+        mode=retrieval.mode,
+        date_range=retrieval.date_range,
+        hits=hits,
+        label=retrieval.label,
+        chronological=retrieval.chronological,
     )
     yield {
         "type": "stage",
@@ -278,6 +282,9 @@ def _listing_text(label: str, hits: list[Hit], *, zone: tzinfo) -> str:
         return f"Nothing in your notes is from that time ({label[0].lower() + label[1:]})."
     lines = [f"{label} — {len(hits)} source{'' if len(hits) == 1 else 's'}:", ""]
     for number, hit in enumerate(hits, start=1):
+        if "when" in hit.anchor:  # a calendar's event: its time, then what and where
+            lines.append(f"- **{hit.source_title}** ({hit.anchor['when']}): {_event_opening(hit.text)} [{number}]")
+            continue
         # A typed note's first line is its title: the opening shown after the title starts after it.
         body = hit.text.lstrip("# \n")
         body = body[len(hit.source_title) :] if body.startswith(hit.source_title) else body
@@ -288,6 +295,13 @@ def _listing_text(label: str, hits: list[Hit], *, zone: tzinfo) -> str:
             when.append(where)
         lines.append(f"- **{hit.source_title}** ({', '.join(when)}): {opening} [{number}]")
     return "\n".join(lines)
+
+
+def _event_opening(text: str) -> str:
+    """An event's title and place from its passage ("Dentist appointment, Smile Dental, 12 High Street")."""
+    lines = text.splitlines()
+    place = next((line.removeprefix("Place: ") for line in lines if line.startswith("Place: ")), "")
+    return ", ".join(part for part in (lines[0] if lines else "", place) if part)
 
 
 def _intent_of(*, turn: _Turn) -> Intent:
@@ -313,11 +327,11 @@ def _conversation_reply(*, user: User, acts: tuple[str, ...]) -> str:
         )
         greeting = "Hello! " if "greeting" in acts else ""
         return (
-            f"{greeting}I answer questions from what you keep here — notes, PDFs and recordings — and cite the "
+            f"{greeting}I answer questions from what you keep here — notes, PDFs, recordings and calendars — and cite the "
             "passages each answer comes from, never the internet. Ask as you would ask a friend who read your "
             'notes: "what did I note about the garden?", "what did I write last week?", "what were my plans '
             "for the trip?\". When your notes don't hold the answer, I say so rather than guess. "
-            f"{held} On the Sources page you type a note or drop in PDFs, audio and text files; each has a "
+            f"{held} On the Sources page you type a note or drop in PDFs, audio, calendars and text files; each has a "
             "Delete button."
         )
     if "thanks" in acts or "praise" in acts:
@@ -619,6 +633,8 @@ def _source_when(hit: Hit, zone: tzinfo) -> str:
     """The header's "(3 May 2026, page 2)": the part of it no answer has reason to repeat whole."""
     where = anchor_label(hit.anchor)
     day = temporal.day_label(hit.occurred_at.astimezone(zone).date())
+    if "when" in hit.anchor:  # a calendar's event: dated like a note, its passage says the time
+        return f"({day})"
     return f"({day}{', ' + where if where else ''})"
 
 
@@ -640,7 +656,7 @@ def check_answer(
     if _is_abstention(answer):
         return grounding.Grounded(ABSTAIN_TEXT, [], {"model_answer": answer, "abstained_by": "model"})
     # "(2 May 2023)" alone is also how passages resolve "yesterday": only a header with its anchor is unmistakable.
-    headers = [_source_when(hit, zone) for hit in hits if anchor_label(hit.anchor)]
+    headers = [_source_when(hit, zone) for hit in hits if anchor_label(hit.anchor) and "when" not in hit.anchor]
     grounded = grounding.ground(answer, [_as_read(hit, zone) for hit in hits], headers=headers, threshold=support)
     check = {"model_answer": answer, **grounded.check}
     if not grounded.text:

@@ -13,7 +13,15 @@ Conventions, where English is ambiguous:
 - "N days/weeks/months/years ago" is the calendar unit that contains the day N units ago;
 - a weekday ("Tuesday", "on Tuesday", "last Tuesday", "since Monday") is the most recent such day
   before today: someone asking about today says "today";
-- a date or month without a year ("3 May", "in March") is the most recent one not in the future.
+- a date or month without a year ("3 May", "in March") is the most recent one not in the future;
+- the future is read as the past is, mirrored: "tomorrow", "next week" / "next month" (the next
+  calendar unit), "the next 3 days" (today and the 3 after it), "in two weeks" / "two weeks from
+  now" (the calendar unit that contains the day two weeks on), "next Monday" / "this coming Monday"
+  (the first such day after today), "this weekend" (this week's Saturday and Sunday), "next
+  weekend" (next week's), "later this week" (today to its end);
+- a question that looks ahead ("what am I doing on Friday?", "what's on 3 December?", "when is…",
+  "…will…") reads a bare weekday as the next one after today, and a date or month without a year as
+  the first one not yet over: people ask of their plans as they ask of their past.
 """
 
 import re
@@ -147,6 +155,15 @@ def _recent_day(today: date, month: int, day: int) -> date | None:
     return None
 
 
+def _coming_day(today: date, month: int, day: int) -> date | None:
+    """The first `day` `month` from today on (29 February looks ahead to a leap year)."""
+    for year in range(today.year, today.year + 8):
+        found = _day_of(year, month, day)
+        if found is not None and found >= today:
+            return found
+    return None
+
+
 def _number(text: str) -> int:
     return int(text) if text.isdigit() else _NUMBERS[" ".join(text.lower().split())]
 
@@ -177,7 +194,8 @@ def _days_back(count: int) -> Resolver:
 
 def _calendar(g: Groups, today: date, year: int | None) -> Span:
     unit = str(g["unit"]).lower()
-    offset = 0 if str(g["which"]).lower() in {"this", "current"} else 1
+    which = " ".join(str(g["which"]).lower().split())
+    offset = 0 if which in {"this", "current"} else -1 if which in _FORWARD else 1
     return _unit_span(_units_before(today, unit, offset), unit)
 
 
@@ -194,13 +212,66 @@ def _ago(g: Groups, today: date, year: int | None) -> Span:
 
 
 def _weekday(g: Groups, today: date, year: int | None) -> Span:
-    return _unit_span(_weekday_before(today, _WEEKDAYS[str(g["weekday"]).lower()]), "day")
+    weekday = _WEEKDAYS[str(g["weekday"]).lower()]
+    if g.get("ahead") and not _PAST.match(str(g["whole"])):
+        return _unit_span(_weekday_after_today(today, weekday), "day")
+    return _unit_span(_weekday_before(today, weekday), "day")
+
+
+def _weekday_after_today(today: date, weekday: int) -> date:
+    return today + timedelta(days=(weekday - today.weekday() - 1) % 7 + 1)
+
+
+def _days_ahead(count: int) -> Resolver:
+    return lambda g, today, year: _unit_span(today + timedelta(days=count), "day")
+
+
+def _next_weekday(g: Groups, today: date, year: int | None) -> Span:
+    return _unit_span(_weekday_after_today(today, _WEEKDAYS[str(g["weekday"]).lower()]), "day")
+
+
+def _rolling_ahead(g: Groups, today: date, year: int | None) -> Span:
+    """ "the next 3 days": today and the 3 days after it (mirroring "the past 3 days")."""
+    count = _number(str(g["n"]))
+    return today, _units_before(today, str(g["unit"]).lower(), -count) + timedelta(days=1)
+
+
+def _in(g: Groups, today: date, year: int | None) -> Span | None:
+    """ "in two weeks", "three days from now": the calendar unit containing the day that many units on.
+
+    Bare "in two weeks" only in a question that looks ahead: "did it last in seven years" is no date.
+    """
+    if not g.get("ahead") and not g.get("sure"):
+        return None
+    unit = str(g["unit"]).lower()
+    return _unit_span(_units_before(today, unit, -_number(str(g["n"]))), unit)
+
+
+def _later(g: Groups, today: date, year: int | None) -> Span:
+    """ "later this week": from today to the end of the unit."""
+    unit = str(g.get("unit") or "day").lower()
+    return today, _unit_span(today, unit)[1]
+
+
+def _weekend(g: Groups, today: date, year: int | None) -> Span:
+    """Saturday and Sunday: this week's, next week's ("next weekend"), last week's ("last weekend"); a bare
+    "the weekend" is this week's when the question looks ahead, else the latest that has begun."""
+    which = " ".join(str(g.get("which") or "").lower().split())
+    saturday = today - timedelta(days=today.weekday()) + timedelta(days=5)
+    if which == "next":
+        saturday += timedelta(weeks=1)
+    elif which in {"last", "past", "the past", "previous"} or (not which and not g.get("ahead") and today < saturday):
+        saturday -= timedelta(weeks=1)
+    return saturday, saturday + timedelta(days=2)
 
 
 def _day_month(g: Groups, today: date, year: int | None) -> Span | None:
     month, day = _MONTHS[str(g["month"]).lower()], int(str(g["day"]))
     year = int(str(g["year"])) if g.get("year") else year
-    found = _day_of(year, month, day) if year is not None else _recent_day(today, month, day)
+    if year is None and g.get("ahead"):
+        found = _coming_day(today, month, day)
+    else:
+        found = _day_of(year, month, day) if year is not None else _recent_day(today, month, day)
     return _unit_span(found, "day") if found else None
 
 
@@ -216,6 +287,10 @@ def _month(g: Groups, today: date, year: int | None) -> Span:
     which = (g.get("which") or "").lower()
     if g.get("year"):
         year = int(str(g["year"]))
+    elif year is None and (which == "next" or (g.get("ahead") and which != "last")):
+        # Looking ahead, "in March" is the first March not yet over; "next March" in March is a year on.
+        coming = month > today.month if which == "next" else month >= today.month
+        year = today.year if coming else today.year + 1
     elif year is None:
         # "in March" in March is this March; "last March" in March is a year ago.
         recent = month < today.month if which == "last" else month <= today.month
@@ -232,6 +307,8 @@ def _iso(g: Groups, today: date, year: int | None) -> Span | None:
     return _unit_span(found, "day") if found else None
 
 
+_FORWARD = frozenset({"next", "coming", "the coming"})
+
 _RULES = [
     _rule(r"(?:the\s+)?day\s+before\s+yesterday", _days_back(2)),
     _rule(r"today|tonight|this\s+(?:morning|afternoon|evening)", _days_back(0)),
@@ -239,14 +316,25 @@ _RULES = [
     _rule(rf"(?P<lead>the\s+past|the\s+last|past|last)\s+(?:{_NUM}\s+)?{_UNIT}", _rolling),
     _rule(rf"(?P<which>this|current|last|previous)\s+{_UNIT}", _calendar),
     _rule(rf"{_NUM}\s+{_UNIT}\s+ago", _ago),
-    _rule(rf"(?:(?:last|this\s+past|past)\s+)?{_WEEKDAY}", _weekday),
+    _rule(rf"(?P<whole>(?:(?:last|this\s+past|past)\s+)?{_WEEKDAY})", _weekday),
+    # The future, mirrored.
+    _rule(r"(?:the\s+)?day\s+after\s+(?:tomorrow|tmrw)", _days_ahead(2)),
+    _rule(r"(?:tomorrow|tmrw)(?:\s+(?:morning|afternoon|evening|night))?", _days_ahead(1)),
+    _rule(r"later\s+(?:today|tonight|on\s+today)", _days_back(0)),
+    _rule(rf"later\s+this\s+{_UNIT}", _later),
+    _rule(rf"(?:the\s+)?(?:next|coming)\s+{_NUM}\s+{_UNIT}", _rolling_ahead),
+    _rule(r"(?:(?P<which>this|next|last|past|the\s+past|previous|(?:the\s+)?coming)\s+)?(?:the\s+)?weekend", _weekend),
+    _rule(rf"(?:next|(?:this\s+)?coming)\s+{_WEEKDAY}", _next_weekday),
+    _rule(rf"(?P<which>next|(?:the\s+)?coming)\s+{_UNIT}", _calendar),
+    _rule(rf"(?:in\s+)?{_NUM}\s+{_UNIT}(?P<sure>['’]?s?\s+time|\s+from\s+(?:now|today))", _in),
+    _rule(rf"in\s+{_NUM}\s+{_UNIT}", _in),
     _rule(r"(?P<year>\d{4})-(?P<mm>\d{2})-(?P<day>\d{2})", _iso),
     _rule(rf"{_DAY}\s*{_DAY_JOINER}\s*{_DAY2}(?:\s+of)?\s+{_MONTH}(?:(?:,\s*|\s+){_YEAR})?", _day_range),
     _rule(rf"{_MONTH}\s+{_DAY}\s*{_DAY_JOINER}\s*{_DAY2}(?:(?:,\s*|\s+){_YEAR})?", _day_range),
     _rule(rf"(?:the\s+)?{_DAY}(?:\s+of)?\s+{_MONTH}(?:(?:,\s*|\s+){_YEAR})?", _day_month),
     _rule(rf"{_MONTH}\s+{_DAY}(?:(?:,\s*|\s+){_YEAR})?", _day_month),
     _rule(rf"{_MONTH}\s+{_YEAR}", _month),
-    _rule(rf"(?P<which>last|this)\s+{_FULL_MONTH}", _month),
+    _rule(rf"(?P<which>last|this|next)\s+{_FULL_MONTH}", _month),
     _rule(_FULL_MONTH, _month, needs_introducer=True),
     _rule(_YEAR, _year, needs_introducer=True),
 ]  # fmt: skip
@@ -255,6 +343,13 @@ _RULES = [
 # a weekday counts only with "last" or "past" before it ("on Friday" may be the coming one).
 _RELATIVE = _RULES[:7]
 _WEEKDAY_RULE = _RULES[6]
+# Words of a question that asks about what is still to come: its plans, appointments, schedule.
+_LOOKS_AHEAD = re.compile(
+    r"\b(?:will|shall|going\s+to|gonna|upcoming|coming\s+up|planned|scheduled|booked|due)\b"
+    r"|\b\w+['’]ll\b|\b(?:what['’]?s|what\s+is|anything|something)\s+on\b|\b(?:do|will)\s+i\s+have\b|\bhave\s+i\s+got\b"
+    r"|\bam\s+i\s+\w+ing\b|\bare\s+we\s+\w+ing\b|\bwhen(?:['’]s|\s+is|\s+are)\b|\bwhat\s+time\s+is\b|\bnext\b",
+    re.IGNORECASE,
+)
 _PAST = re.compile(r"^(?:last|this\s+past|past)\s", re.IGNORECASE)
 
 # What may sit between the two ends of a range, and what opens or closes a range.
@@ -266,6 +361,8 @@ _PREPOSITION = re.compile(
 )
 # "the week before 3 May", "two days after Monday": a span of that length next to the date, not an open range.
 _OFFSET = re.compile(rf"\b(?:the|a|an|{_NUM})\s+{_UNIT}\s+$", re.IGNORECASE)
+# "(last) weekend before 10 April 2023": a weekend next to a date is not this week's.
+_WEEKEND_OFFSET = re.compile(r"\b(?:(?:the|last|that)\s+)?weekend\s+$", re.IGNORECASE)
 
 # --- Finding expressions ------------------------------------------------------------------------------
 
@@ -276,9 +373,11 @@ class _Found:
     end: int
     rule: _Rule
     match: re.Match[str]
+    ahead: bool = False  # the question looks ahead: a bare weekday or a yearless date is a coming one
 
     def span(self, today: date, year: int | None = None) -> Span | None:
-        return self.rule.resolve(self.match.groupdict(), today, year)
+        groups: Groups = self.match.groupdict() | ({"ahead": "ahead"} if self.ahead else {})
+        return self.rule.resolve(groups, today, year)
 
     @property
     def yearless(self) -> bool:
@@ -291,10 +390,10 @@ def _introduced(text: str, start: int) -> bool:
     return bool(words) and words[-1].lower() in _INTRODUCERS
 
 
-def _expressions(text: str, today: date) -> list[_Found]:
+def _expressions(text: str, today: date, *, ahead: bool = False) -> list[_Found]:
     """Non-overlapping time expressions, leftmost first and, at one place, the longest."""
     candidates = [
-        _Found(match.start(), match.end(), rule, match)
+        _Found(match.start(), match.end(), rule, match, ahead)
         for rule in _RULES
         for match in rule.pattern.finditer(text)
         if not (rule.needs_introducer and not _introduced(text, match.start()))
@@ -341,8 +440,8 @@ def _pair(text: str, first: _Found, second: _Found, today: date) -> Span | None:
     return one[0], two[1]
 
 
-def _pieces(text: str, today: date) -> list[_Piece]:
-    found = _expressions(text, today)
+def _pieces(text: str, today: date, *, ahead: bool = False) -> list[_Piece]:
+    found = _expressions(text, today, ahead=ahead)
     pieces: list[_Piece] = []
     index = 0
     while index < len(found):
@@ -358,6 +457,12 @@ def _pieces(text: str, today: date) -> list[_Piece]:
         span = first.span(today)
         assert span is not None  # `_expressions` keeps only expressions that resolve
         offset = _OFFSET.search(text[:start]) if word in {"before", "after"} else None
+        weekend = _WEEKEND_OFFSET.search(text[:start]) if word in {"before", "after"} else None
+        if weekend is not None:
+            # "last weekend before 10 April 2023" is not this week's weekend: the date's range is
+            # searched for the weekend's words, which a note of it holds ("last weekend we…").
+            while pieces and pieces[-1].end > weekend.start():
+                pieces.pop()
         if offset is not None:
             introduced = _PREPOSITION.search(text[: offset.start()])  # "in the week before …"
             start = introduced.start() if introduced else offset.start()
@@ -414,6 +519,7 @@ _FILLER = frozenset(
     recording recordings save saved import imported store stored note notes file files document
     documents source sources stuff thing things new recent recently latest earlier ago else again
     whole time s t ve ever down jot jotted noted typed writing kept made here few couple
+    planned plan plans scheduled schedule upcoming coming due booked lined agenda calendar diary busy free
     """.split()
 )
 
@@ -435,7 +541,7 @@ def _without(text: str, pieces: list[_Piece]) -> str:
 def interpret(question: str, *, now: datetime, zone: ZoneInfo) -> Interpretation:
     """Read `question`'s time expression in `zone` at `now` (aware): range, clock, mode and remaining topic."""
     today = now.astimezone(zone).date()
-    pieces = _pieces(question, today)
+    pieces = _pieces(question, today, ahead=looks_ahead(question))
     if not pieces:
         return Interpretation(mode="semantic", date_range=None, topic=question.strip())
     since, until = _bounds(pieces)
@@ -449,6 +555,11 @@ def interpret(question: str, *, now: datetime, zone: ZoneInfo) -> Interpretation
     return Interpretation(
         mode="hybrid" if _topical(topic) else "temporal", date_range=date_range, topic=topic, phrase=phrase
     )
+
+
+def looks_ahead(question: str) -> bool:
+    """Whether the question asks about what is still to come ("what's on…", "when is…", "…will…")."""
+    return bool(_LOOKS_AHEAD.search(question))
 
 
 def clock_of(question: str) -> Clock:
@@ -482,7 +593,8 @@ def with_dates(text: str, said_on: date) -> str:
 
 
 # What a note says of days to come, where it is unmistakable: "tomorrow" ("tmrw"); a weekday with its
-# day of the month ("Fri 28th", "Thursday the 4th") — the nearest such day to the note's date; and a
+# day of the month ("Fri 28th", "Thursday the 4th"; not when its month follows, "Monday 7 December 2026"
+# says it all) — the nearest such day to the note's date; and a
 # weekday with a time of day ("Thurs 9.40am", "Tuesday at 7pm"), which is how people jot down an
 # appointment — the first such weekday after the note's date (a week on when it is that day: "next
 # session Thurs 9.40am" written on a Thursday). A bare weekday is left alone: "on Friday" in a note may
@@ -491,7 +603,7 @@ _SHORT_WEEKDAYS = r"(?P<weekday>mon|tue|tues|wed|weds|thu|thur|thurs|fri|sat|sun
 _AHEAD = [
     (re.compile(r"\b(?:tomorrow|tmrw|tmr|tmoz|2moro)\b", re.IGNORECASE), lambda g, said_on: said_on + timedelta(days=1)),
     (
-        re.compile(rf"\b{_SHORT_WEEKDAYS}\s+(?:the\s+)?(?P<day>[0-3]?\d)(?:st|nd|rd|th)?\b(?!\s*(?:[:.]\d|am|pm|%))", re.IGNORECASE),
+        re.compile(rf"\b{_SHORT_WEEKDAYS}\s+(?:the\s+)?(?P<day>[0-3]?\d)(?:st|nd|rd|th)?\b(?!\s*(?:[:.]\d|am|pm|%|(?:of\s+)?(?:{_alternatives(list(_MONTHS))})\b))", re.IGNORECASE),
         lambda g, said_on: _weekday_and_day(g["weekday"], int(g["day"]), said_on),
     ),
     (

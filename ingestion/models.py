@@ -17,6 +17,8 @@ def anchor_label(anchor: dict[str, Any]) -> str:
     """Where a passage sits in its source, for people: "page 4", "12:05", "Budget › Q3"."""
     if "page" in anchor:
         return f"page {anchor['page']}"
+    if "when" in anchor:  # a calendar's event, by its start in the owner's zone
+        return str(anchor["when"])
     if "start" in anchor:
         start = int(anchor["start"])
         return f"{start // 60}:{start % 60:02d}"
@@ -28,6 +30,7 @@ class Source(models.Model):
         NOTE = "note", "Note"
         PDF = "pdf", "PDF"
         AUDIO = "audio", "Audio"
+        CALENDAR = "calendar", "Calendar"
 
     class Status(models.TextChoices):
         PENDING = "pending", "Processing"
@@ -61,7 +64,8 @@ class Chunk(models.Model):
     """A passage of a source, the unit of retrieval and citation.
 
     `anchor` locates it in its source: `{"heading": [...]}` for notes, `{"page": n}` for PDFs,
-    `{"start": s, "end": e}` (seconds) for audio.
+    `{"start": s, "end": e}` (seconds) for audio, `{"when": "Tue 1 Dec 2026, 17:00", "at": iso, "all_day",
+    "uid"}` for a calendar's event (one passage per occurrence; `uid` is shared by a repeating event's).
     """
 
     source = models.ForeignKey(Source, on_delete=models.CASCADE, related_name="chunks")

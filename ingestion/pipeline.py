@@ -16,7 +16,7 @@ import tempfile
 import threading
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
-from datetime import timedelta
+from datetime import datetime, timedelta
 from pathlib import Path
 from types import TracebackType
 from typing import IO, Any
@@ -64,6 +64,7 @@ class Passage:
     anchor: dict[str, Any]
     context: str  # travels with the text into the embedding only (title, headings)
     offset: float = 0.0  # seconds after the source's start: audio passages happen later than it
+    at: datetime | None = None  # when it happens, where the passage says so itself (a calendar's event)
 
 
 PassageSource = Callable[[], Iterator[Passage]]  # a fresh walk over a job's passages at each call
@@ -196,6 +197,8 @@ def _extract(job: Job) -> tuple[Extracted, PassageSource]:
         # The note's text is not a segment too: the passages are read from `source.text` itself.
         extracted = Extracted(segments=[])
         return extracted, lambda: _note_passages(source.title, source.text)
+    if source.kind == Source.Kind.CALENDAR:
+        return _calendar_extract(job)
     path = _file_path(source)
     if source.kind == Source.Kind.PDF:
         from ingestion.extract import pdf as extractor
@@ -208,6 +211,27 @@ def _extract(job: Job) -> tuple[Extracted, PassageSource]:
     extracted = extractor.extract(path, lambda done: _progress(job, stage=stage, progress=1 + int(share * done)))
     _progress(job, stage=Job.Stage.CHUNKING, progress=share + 1)
     return extracted, lambda: _file_passages(source, extracted)
+
+
+def _calendar_extract(job: Job) -> tuple[Extracted, PassageSource]:
+    """A calendar's events over the window around its upload (the same window when it is reprocessed)."""
+    from ingestion.extract import calendar
+
+    source = job.source
+    _progress(job, stage=Job.Stage.EXTRACTING, progress=1)
+    read = calendar.extract(
+        _file_path(source),
+        zone=source.owner.zone,
+        since=source.created_at - timedelta(days=settings.CALENDAR_DAYS_BEFORE),
+        until=source.created_at + timedelta(days=settings.CALENDAR_DAYS_AFTER),
+        name=source.metadata.get("filename") or source.title,
+    )
+    _progress(job, stage=Job.Stage.CHUNKING, progress=20)
+    passages = [
+        Passage(text=event.text, anchor=event.anchor, context=f"{source.title}, calendar", at=event.start)
+        for event in read.events
+    ]
+    return Extracted(segments=[], metadata=read.metadata), lambda: iter(passages)
 
 
 def _extraction_stage(source: Source) -> tuple[str, int]:
@@ -328,7 +352,7 @@ def _chunk_row(source: Source, ordinal: int, passage: Passage, vector: np.ndarra
         ordinal=ordinal,
         text=passage.text,
         anchor=passage.anchor,
-        occurred_at=source.occurred_at + timedelta(seconds=passage.offset),
+        occurred_at=passage.at or source.occurred_at + timedelta(seconds=passage.offset),
         embedding=vector,
     )
 

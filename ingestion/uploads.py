@@ -24,6 +24,7 @@ AUDIO_EXTENSIONS = frozenset(
     ".mp3 .m4a .mp4 .aac .wav .flac .ogg .oga .opus .webm .weba .mka .wma .amr .3gp .aiff .aif .caf".split()
 )
 TEXT_EXTENSIONS = frozenset({".md", ".markdown", ".txt", ".text", ""})
+CALENDAR_EXTENSIONS = frozenset({".ics", ".ical", ".ifb", ".icalendar"})
 
 
 class LimitedUploadHandler(TemporaryFileUploadHandler):
@@ -101,6 +102,14 @@ def sniff(head: bytes, filename: str) -> Sniffed:
     audio = _audio_mime(head)
     if audio:
         return Sniffed(Source.Kind.AUDIO, audio)
+    if head.lstrip(b"\xef\xbb\xbf \t\r\n").upper().startswith(b"BEGIN:VCALENDAR"):
+        return Sniffed(Source.Kind.CALENDAR, "text/calendar")
+    if extension in CALENDAR_EXTENSIONS:
+        raise AppError(
+            "unsupported_type",
+            f"{filename} is not an iCalendar file: it does not begin with BEGIN:VCALENDAR.",
+            status=415,
+        )
     if _looks_like_text(head):
         if extension not in TEXT_EXTENSIONS:
             raise AppError(
@@ -116,7 +125,7 @@ def sniff(head: bytes, filename: str) -> Sniffed:
         return Sniffed(Source.Kind.AUDIO, "application/octet-stream")
     raise AppError(
         "unsupported_type",
-        f"{filename} is not a PDF, an audio file or a text note, so it cannot be added.",
+        f"{filename} is not a PDF, an audio file, a calendar (.ics) or a text note, so it cannot be added.",
         status=415,
     )
 

@@ -393,6 +393,12 @@ PDF_MAX_PAGES = env_int("PDF_MAX_PAGES", 5000)
 # A hostile PDF can make one page's text take minutes; past this the job fails as pdf_too_complex.
 PDF_MAX_SECONDS = env_int("PDF_MAX_SECONDS", 1800)
 OCR_LANGUAGES = env_str("OCR_LANGUAGES", "eng+deu")
+# A calendar's events are read from this many days before its upload to this many after: a weekly
+# event with no end would otherwise never stop. Reprocessing reads the same window (it is the upload's).
+CALENDAR_DAYS_BEFORE = env_int("CALENDAR_DAYS_BEFORE", 365)
+CALENDAR_DAYS_AFTER = env_int("CALENDAR_DAYS_AFTER", 365)
+if CALENDAR_DAYS_BEFORE < 0 or CALENDAR_DAYS_AFTER < 0:
+    raise ImproperlyConfigured("CALENDAR_DAYS_BEFORE and CALENDAR_DAYS_AFTER must be 0 or more")
 
 OPENAI_BASE_URL = env_str("OPENAI_BASE_URL", "http://127.0.0.1:8081/v1")
 OPENAI_API_KEY = env_str("OPENAI_API_KEY", "local")

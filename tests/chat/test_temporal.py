@@ -206,3 +206,77 @@ def test_every_weekday_means_the_most_recent_one_before_today() -> None:
 )
 def test_a_passage_is_read_with_the_dates_its_days_mean(text: str, said_on: date, read: str) -> None:
     assert with_dates(text, said_on).endswith(read)
+
+
+# The future, read as the past is: asked on Wednesday 6 May 2026 in Berlin.
+AHEAD_CASES = [
+    ("What's on tomorrow?", D(2026, 5, 7), D(2026, 5, 8), "temporal"),
+    ("Anything on the day after tomorrow?", D(2026, 5, 8), D(2026, 5, 9), "temporal"),
+    ("Meeting with Tom tomorrow morning?", D(2026, 5, 7), D(2026, 5, 8), "hybrid"),
+    ("What do I have next week?", D(2026, 5, 11), D(2026, 5, 18), "temporal"),
+    ("What have I got planned for next month?", D(2026, 6, 1), D(2026, 7, 1), "temporal"),
+    ("What's on next year?", D(2027, 1, 1), D(2028, 1, 1), "temporal"),
+    ("What do I have next Monday?", D(2026, 5, 11), D(2026, 5, 12), "temporal"),
+    ("What's on next Friday?", D(2026, 5, 8), D(2026, 5, 9), "temporal"),
+    ("What's on this coming Friday?", D(2026, 5, 8), D(2026, 5, 9), "temporal"),
+    ("What am I doing this weekend?", D(2026, 5, 9), D(2026, 5, 11), "temporal"),
+    ("What's on next weekend?", D(2026, 5, 16), D(2026, 5, 18), "temporal"),
+    ("What did I do last weekend?", D(2026, 5, 2), D(2026, 5, 4), "temporal"),
+    ("What did I do at the weekend?", D(2026, 5, 2), D(2026, 5, 4), "temporal"),
+    ("What's on in two weeks?", D(2026, 5, 18), D(2026, 5, 25), "temporal"),
+    ("What do I have in a week's time?", D(2026, 5, 11), D(2026, 5, 18), "temporal"),
+    ("What's on three days from now?", D(2026, 5, 9), D(2026, 5, 10), "temporal"),
+    ("What's happening in the next 3 days?", D(2026, 5, 6), D(2026, 5, 10), "temporal"),
+    ("What's on later this week?", D(2026, 5, 6), D(2026, 5, 11), "temporal"),
+    # A question that looks ahead reads a bare weekday, a date or a month as a coming one.
+    ("What am I doing on Friday?", D(2026, 5, 8), D(2026, 5, 9), "temporal"),
+    ("What's on 3 May?", D(2027, 5, 3), D(2027, 5, 4), "temporal"),
+    ("What's on 12 May?", D(2026, 5, 12), D(2026, 5, 13), "temporal"),
+    ("What will I do in March?", D(2027, 3, 1), D(2027, 4, 1), "temporal"),
+    ("When is the dentist next Friday?", D(2026, 5, 8), D(2026, 5, 9), "hybrid"),
+    # Next to a date, a weekend is not this week's: the date's range is searched for it.
+    ("What did Maria do last weekend before April 10, 2023?", None, D(2023, 4, 10), "hybrid"),
+    ("Where did I go the weekend after 3 May?", D(2026, 5, 4), None, "hybrid"),
+]
+
+
+@pytest.mark.parametrize(("question", "since", "until", "mode"), AHEAD_CASES, ids=[case[0] for case in AHEAD_CASES])
+def test_it_reads_the_days_to_come_as_it_reads_the_past(
+    question: str, since: datetime, until: datetime, mode: str
+) -> None:
+    meaning = interpret(question, now=NOW, zone=BERLIN)
+    assert meaning.date_range == DateRange(since=since, until=until, clock="content")
+    assert meaning.mode == mode
+
+
+def test_the_weekend_on_a_sunday_is_the_one_under_way() -> None:
+    sunday = datetime(2026, 5, 10, 11, tzinfo=BERLIN)
+    assert interpret("What did I do at the weekend?", now=sunday, zone=BERLIN).date_range == DateRange(
+        since=D(2026, 5, 9), until=D(2026, 5, 11)
+    )
+    assert interpret("What's on next weekend?", now=sunday, zone=BERLIN).date_range == DateRange(
+        since=D(2026, 5, 16), until=D(2026, 5, 18)
+    )
+
+
+def test_tomorrow_is_the_users_tomorrow_west_of_utc() -> None:
+    # 02:00 UTC on 7 May is still the evening of 6 May in Los Angeles.
+    now = datetime(2026, 5, 7, 2, tzinfo=UTC)
+    date_range = interpret("what's on tomorrow?", now=now, zone=LOS_ANGELES).date_range
+    assert date_range is not None and date_range.since is not None
+    assert date_range.since.isoformat() == "2026-05-07T00:00:00-07:00"
+
+
+def test_in_a_number_of_years_is_a_date_only_in_a_question_that_looks_ahead() -> None:
+    assert interpret("How long did the fighting last in Seven Years War?", now=NOW, zone=BERLIN).date_range is None
+    assert interpret("What's on in two weeks?", now=NOW, zone=BERLIN).date_range is not None
+
+
+def test_a_question_without_a_time_that_asks_ahead_stays_semantic() -> None:
+    meaning = interpret("When is my dentist appointment?", now=NOW, zone=BERLIN)
+    assert (meaning.mode, meaning.date_range) == ("semantic", None)
+
+
+def test_a_weekday_written_with_its_whole_date_is_not_read_again() -> None:
+    text = "Dentist appointment\nMonday 7 December 2026, 10:30–11:00"
+    assert with_dates(text, date(2026, 11, 27)) == text
