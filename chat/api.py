@@ -6,7 +6,7 @@ from django.conf import settings
 from django.http import StreamingHttpResponse
 from ninja import Field, Query, Router, Schema, Status
 
-from accounts.http import AuthedRequest
+from accounts.http import AuthedRequest, api_via
 from chat import selectors, services
 from ingestion.models import Source
 
@@ -99,6 +99,32 @@ def ask(request: AuthedRequest, payload: AskIn) -> Any:
             headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
         )
     return async_to_sync(services.answer_collect)(user=user, question=question, conversation_id=payload.conversation_id)
+
+
+class RememberedOut(Schema):
+    source_id: int
+    title: str
+    status: str = Field(description="the note's processing: pending until it is chunked and embedded, then ready")
+    created: bool = Field(description="false when the answer had been remembered already: this is that note")
+    conversation_id: int
+    message_id: int
+
+
+@router.post("/messages/{message_id}/remember", response={200: RememberedOut, 201: RememberedOut})
+def message_remember(request: AuthedRequest, message_id: int) -> Status[dict[str, Any]]:
+    """Save an answer as a note of its own — its question, the answer, its citations as links to their
+    passages, a link to its conversation. 201 the first time; again, 200 with the same note."""
+    remembered = services.message_remember(user=request.user, message_id=message_id, via=api_via(request))
+    note = remembered.source
+    body = {
+        "source_id": note.pk,
+        "title": note.title,
+        "status": note.status,
+        "created": remembered.created,
+        "conversation_id": remembered.message.conversation_id,
+        "message_id": remembered.message.pk,
+    }
+    return Status(201 if remembered.created else 200, body)
 
 
 @router.delete("/conversations/{conversation_id}", response={204: None})

@@ -1,5 +1,6 @@
 import json
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from typing import Any
@@ -15,7 +16,7 @@ from chat import temporal
 from chat.models import Conversation, Message
 from chat.temporal import DateRange, Mode
 from ingestion.embeddings import embed_texts
-from ingestion.models import SEARCH_CONFIG
+from ingestion.models import SEARCH_CONFIG, Source
 from secondbrain import timing
 from secondbrain.errors import AppError
 
@@ -595,3 +596,9 @@ def conversation_get(*, owner: User, conversation_id: int) -> Conversation:
 
 def messages_of(*, conversation: Conversation) -> QuerySet[Message]:
     return conversation.messages.prefetch_related("citations")
+
+
+def remembered_notes(*, owner: User, message_ids: Iterable[int]) -> dict[int, Source]:
+    """The notes the given answers were saved as ("Remember this"), by the answer's id."""
+    notes = Source.objects.filter(owner=owner, metadata__remembered__message_id__in=list(message_ids))
+    return {source.metadata["remembered"]["message_id"]: source for source in notes.order_by("created_at", "id")}

@@ -20,15 +20,21 @@ from django.core.serializers.json import DjangoJSONEncoder
 from django.db import transaction
 from django.db.models import BooleanField, Q
 from django.db.models.expressions import RawSQL
+from django.shortcuts import get_object_or_404
+from django.urls import reverse
 from django.utils import timezone
+from django.utils.text import Truncator
 
 from accounts.models import User
+from accounts.services import Via
 from chat import checks, grounding, intent, llm, selectors, temporal
 from chat.intent import Intent
 from chat.models import Citation, Conversation, Message
 from chat.selectors import Hit, Retrieval
+from chat.templatetags.chat_tags import passage_url
 from ingestion.models import Chunk, Source, anchor_label
 from ingestion.selectors import sources_of
+from ingestion.services import note_create
 from secondbrain import limits, rls
 from secondbrain.errors import DATABASE_UNREACHABLE, AppError, as_app_error
 
@@ -789,6 +795,87 @@ def _citations_payload(*, message: Message) -> list[dict[str, Any]]:
         }
         for citation in message.citations.all()
     ]
+
+
+@dataclass(frozen=True)
+class Remembered:
+    """The note `message` was saved as, and whether this call saved it (False: it already had been)."""
+
+    message: Message
+    source: Source
+    created: bool
+
+
+REMEMBER_TITLE_CHARS = 100  # of the question, in the note's title ("Remembered: …")
+
+
+def message_remember(*, user: User, message_id: int, via: Via | None = None) -> Remembered:
+    """Save an answer with its question and citations as a note of the person's own, through the
+    normal note pipeline (chunked, embedded, searchable), attributed to its conversation.
+
+    Idempotent: an answer already remembered returns its note (`created` False); the answer's row is
+    locked meanwhile, so two clicks at once make one note. Someone else's message is a 404; a
+    question, an answer still cut off, stopped or that found nothing is refused (422).
+    """
+    with transaction.atomic():
+        message = get_object_or_404(
+            Message.objects.select_for_update(of=("self",)).select_related("conversation"),
+            pk=message_id,
+            conversation__owner=user,
+        )
+        if message.role != Message.Role.ASSISTANT or message.status != Message.Status.COMPLETE:
+            raise AppError("not_rememberable", "Only a finished answer can be remembered.", status=422)
+        if message.abstained or not message.content.strip():
+            raise AppError("not_rememberable", "This answer found nothing in your notes to remember.", status=422)
+        existing = selectors.remembered_notes(owner=user, message_ids=[message.pk]).get(message.pk)
+        if existing is not None:
+            return Remembered(message, existing, created=False)
+        question = (
+            message.conversation.messages.filter(role=Message.Role.USER, id__lt=message.pk).order_by("-id").first()
+        )
+        question_text = question.content if question else str(message.trace.get("question") or "")
+        try:
+            job = note_create(
+                owner=user,
+                text=_remembered_text(message=message, question=question_text),
+                title="Remembered: " + Truncator(" ".join(question_text.split())).chars(REMEMBER_TITLE_CHARS),
+                occurred_at=message.created_at,
+                via=via,
+                metadata={
+                    "remembered": {
+                        "conversation_id": message.conversation_id,
+                        "message_id": message.pk,
+                        "question_id": question.pk if question else None,
+                    }
+                },
+            )
+        except AppError as exc:
+            if exc.code != "duplicate":
+                raise
+            # The same words were saved already (another answer that read exactly alike): that note is it.
+            duplicate = exc.extra["source_id"]
+            assert isinstance(duplicate, int)
+            return Remembered(message, Source.objects.get(owner=user, pk=duplicate), created=False)
+    return Remembered(message, job.source, created=True)
+
+
+def _remembered_text(*, message: Message, question: str) -> str:
+    """The note's Markdown: the question, the answer with its `[n]` markers, each citation as a link to
+    its passage (the citation cards' address), and a link back to the conversation."""
+    conversation = message.conversation
+    lines = [f"**Question:** {question}", "", f"**Answer:** {message.content}"]
+    citations = list(message.citations.all())
+    if citations:
+        lines += ["", "**Sources:**"]
+        for citation in citations:
+            where = anchor_label(citation.anchor)
+            place = f" ({where})" if where and where != citation.source_title else ""
+            url = passage_url(citation)
+            title = citation.source_title or FORGOTTEN_TITLE
+            lines.append(f"- [{citation.marker}] [{title}]({url}){place}" if url else f"- [{citation.marker}] {title}")
+    chat_url = reverse("conversation", args=[conversation.pk])
+    lines += ["", f"From the conversation [{conversation.title}]({chat_url}), {message.created_at:%d %b %Y}."]
+    return "\n".join(lines)
 
 
 def conversation_delete(*, conversation: Conversation) -> None:

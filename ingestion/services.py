@@ -41,12 +41,19 @@ def jobs_group(owner_id: int) -> str:
 
 
 def note_create(
-    *, owner: User, text: str, title: str = "", occurred_at: datetime | None = None, via: Via | None = None
+    *,
+    owner: User,
+    text: str,
+    title: str = "",
+    occurred_at: datetime | None = None,
+    via: Via | None = None,
+    metadata: dict[str, Any] | None = None,
 ) -> Job:
     """Store a typed note and queue its processing; the task is sent only once the rows are committed.
 
     A note that opens with front matter takes its title, date and tags from it (`note_read`); the
-    title and date given here win over it. `via` names where it came from in the owner's audit log.
+    title and date given here win over it. `via` names where it came from in the owner's audit log;
+    `metadata` is kept on the source beside what the note itself gives (where it came from, say).
     """
     limits.rate_spend("upload", owner.pk)
     if not text.strip():
@@ -65,6 +72,7 @@ def note_create(
         mime_type="text/markdown",
         size=len(body),
         sha256=hashlib.sha256(body).hexdigest(),
+        metadata=dict(metadata or {}),
     )
     note = _note_fill(
         source=source, text=text.replace("\x00", ""), title=title, empty="The note has only front matter."

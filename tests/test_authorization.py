@@ -187,6 +187,7 @@ PAGES: dict[str, Page] = {
     "chat/<int:conversation_id>/delete/": Page(
         ("POST",), "not_found", lambda w: {"conversation_id": w.conversation.pk}
     ),
+    "chat/messages/<int:message_id>/remember/": Page(("POST",), "not_found", lambda w: {"message_id": w.answer.pk}),
     "settings/": Page(("GET", "POST"), "own", data={"time_zone": "Europe/Berlin"}),
     "settings/password/": Page(
         ("POST",), "own", data={"old_password": "not-hers", "new_password": "b-long-enough-Passw0rd"}
@@ -416,6 +417,7 @@ OPERATIONS: dict[tuple[str, str], Operation] = {
     ("GET", "/api/chunks/{chunk_id}"): Operation("not_found", lambda w: {"chunk_id": w.note.chunks.get().pk}),
     ("GET", "/api/search"): Operation("own", query={"q": "budget forty-two thousand"}),
     ("POST", "/api/ask"): Operation("not_found", body={}),  # the body names Alice's conversation: `_ask`
+    ("POST", "/api/messages/{message_id}/remember"): Operation("not_found", lambda w: {"message_id": w.answer.pk}),
     ("DELETE", "/api/conversations/{conversation_id}"): Operation(
         "not_found", lambda w: {"conversation_id": w.conversation.pk}
     ),
