@@ -181,6 +181,45 @@ def test_a_dropped_connection_says_so_and_offers_to_reconnect(
     page.screenshot(path=SCREENSHOTS / "chat-connection-lost.png", full_page=True)
 
 
+def test_remember_this_saves_a_streamed_answer_as_a_note(
+    gardener: User, scripted_model: ScriptedModel, web_server: str, browser_page: Page
+) -> None:
+    page = browser_page
+    sign_in(page, web_server, gardener)
+    page.goto(f"{web_server}/chat/")
+    scripted_model.script = Script(tokens=ANSWER)
+    ask(page)
+    turn = page.locator(".msg--assistant").last
+    expect(turn.locator(".citation")).to_have_count(1, timeout=60_000)
+    cited = turn.locator(".citation").first.get_attribute("href")
+
+    # Nothing is saved until the button is pressed (the sources page fetched aside: this page keeps the streamed answer).
+    listed = page.request.get(f"{web_server}/").text()
+    assert "Garden plan" in listed and "Remembered:" not in listed
+    turn.get_by_role("button", name="Remember this").click()
+    note_link = turn.get_by_role("link", name="Open the note")
+    expect(note_link).to_be_visible()
+    expect(turn.locator(".remembered")).to_contain_text("Remembered")
+    page.screenshot(path=SCREENSHOTS / "chat-remembered.png", full_page=True)
+    note_url = note_link.get_attribute("href")
+
+    # Reopened, the conversation says so instead of offering it again.
+    page.reload()
+    expect(page.get_by_role("button", name="Remember this")).to_have_count(0)
+    expect(page.get_by_role("link", name="Open the note")).to_have_attribute("href", note_url or "")
+
+    # The note is listed with the person's sources, is processed, and holds the exchange.
+    page.goto(f"{web_server}/")
+    row = page.locator(".source", has=page.locator(f"a[href='{note_url}']"))
+    expect(row).to_contain_text(f"Remembered: {QUESTION}")
+    expect(row.locator(".job")).to_have_attribute("data-status", "done", timeout=60_000)
+    row.get_by_role("link", name=f"Remembered: {QUESTION}").click()
+    passages = page.locator(".passage")
+    expect(passages.first).to_contain_text(QUESTION)
+    expect(page.locator("article")).to_contain_text("12 May")
+    expect(page.locator("article")).to_contain_text(f"({cited})")
+
+
 def server_pid(url: str) -> int:
     """The web server process the `web_server` fixture started for `url` (found by its port)."""
     port = url.rsplit(":", 1)[1]
