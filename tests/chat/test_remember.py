@@ -106,6 +106,8 @@ def test_the_chat_page_offers_it_and_then_links_to_the_note(user: User, answer: 
 
     page = client.get(f"/chat/{answer.conversation_id}/").content.decode()
     assert "Remember this" not in page and f'href="/sources/{note.pk}/"' in page
+    source_page = client.get(f"/sources/{note.pk}/").content.decode()
+    assert f'Remembered from <a href="/chat/{answer.conversation_id}/">' in source_page
     # Posted without htmx: back to the conversation, and still the one note.
     plain = client.post(f"/chat/messages/{answer.pk}/remember/")
     assert plain.status_code == 302 and plain["Location"] == f"/chat/{answer.conversation_id}/"
