@@ -7,10 +7,12 @@ import time
 from pathlib import Path
 from typing import Any
 
+import anyio
 import pytest
 from django.test import Client
 from prometheus_client.parser import text_string_to_metric_families
 
+from chat import llm
 from tests.factories import ApiClient
 from tests.processes import app_env, request, web_process
 from tests.scripted_model import ScriptedModel
@@ -138,3 +140,23 @@ def test_metrics_move_with_requests_a_job_and_an_answer(
     assert [stage["stage"] for stage in stages] == ["extracting", "chunking", "embedding", "storing"], stages
     assert {stage["job"] for stage in stages} == {queued["job_id"]} and stages[-1]["outcome"] == "done"
     assert all(stage["kind"] == "note" and stage["duration_ms"] >= 0 for stage in stages)
+
+
+def test_tokens_are_the_servers_counts_when_it_reports_them(
+    db: None, scripted_model: ScriptedModel, settings: Any
+) -> None:
+    settings.METRICS_ENABLED = True
+    scripted_model.script.usage = (1234, 56)
+    before = samples(Client().get("/metrics").content.decode())
+
+    async def ask() -> str:
+        return "".join([token async for token in llm.chat_stream([{"role": "user", "content": "Hi"}], max_tokens=9)])
+
+    assert anyio.run(ask) == "The tomatoes go in on 12 May [1]."
+    after = samples(Client().get("/metrics").content.decode())
+    tokens = "secondbrain_model_tokens_total"
+    for direction, expected in (("in", 1234), ("out", 56)):
+        moved = value(after, tokens, direction=direction, counted="server") - value(
+            before, tokens, direction=direction, counted="server"
+        )
+        assert moved == expected
