@@ -4,10 +4,13 @@ Any OpenAI-compatible server works: OpenAI, Ollama, vLLM, or the local llama.cpp
 `make run` starts.
 """
 
+import asyncio
 import atexit
 import functools
 import logging
+import time
 from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import cast
 
@@ -15,6 +18,8 @@ import httpx2
 import openai
 from django.conf import settings
 from openai.types.chat import ChatCompletionMessageParam
+
+from secondbrain import metrics
 
 logger = logging.getLogger(__name__)
 
@@ -42,6 +47,7 @@ async def chat_stream(messages: list[dict[str, str]], *, max_tokens: int) -> Asy
         max_retries=0,
     )
     streaming = False
+    usage = Usage(started=time.perf_counter())
     try:
         stream = await client.chat.completions.create(
             model=settings.CHAT_MODEL,
@@ -49,11 +55,18 @@ async def chat_stream(messages: list[dict[str, str]], *, max_tokens: int) -> Asy
             stream=True,
             temperature=0.0,
             max_tokens=max_tokens,
+            # The token counts as the last chunk (OpenAI, vLLM, Ollama); llama.cpp's server ignores it.
+            stream_options={"include_usage": True},
         )
         streaming = True
         async for chunk in stream:
+            if chunk.usage is not None:
+                usage.reported = (chunk.usage.prompt_tokens, chunk.usage.completion_tokens)
             if chunk.choices and chunk.choices[0].delta.content:
+                usage.first_token = usage.first_token or time.perf_counter()
+                usage.answer.append(chunk.choices[0].delta.content)
                 yield chunk.choices[0].delta.content
+        usage.outcome = "done"
     except openai.APITimeoutError:
         raise ModelError("model_timeout", "The chat model took too long to answer.") from None
     except openai.APIConnectionError:
@@ -68,6 +81,36 @@ async def chat_stream(messages: list[dict[str, str]], *, max_tokens: int) -> Asy
         raise ModelError("model_stream_broken", BROKEN_STREAM) from None
     finally:
         await client.close()
+        if settings.METRICS_ENABLED:
+            # In a thread: counting with the model's vocabulary and writing to Redis would hold the event loop.
+            await asyncio.to_thread(usage_record, usage, messages)
+
+
+@dataclass
+class Usage:
+    """One call's timings and tokens; `outcome` stays "failed" unless the stream ended by itself."""
+
+    started: float
+    first_token: float | None = None
+    answer: list[str] = field(default_factory=list)
+    reported: tuple[int, int] | None = None  # (in, out) as the server counted them
+    outcome: str = "failed"
+
+
+def usage_record(usage: Usage, messages: list[dict[str, str]]) -> None:
+    """The call's latencies and tokens in the metrics: the server's counts, else our own (an answer
+    stopped or broken off has no usage from the server)."""
+    model = settings.CHAT_MODEL
+    if usage.first_token is not None:
+        metrics.observe("model_first_token_seconds", usage.first_token - usage.started, model=model)
+    metrics.observe("model_answer_seconds", time.perf_counter() - usage.started, model=model, outcome=usage.outcome)
+    if usage.reported is not None:
+        tokens_in, tokens_out, counted = *usage.reported, "server"
+    else:
+        tokens_in = sum(count_tokens(message["content"]) for message in messages)
+        tokens_out, counted = count_tokens("".join(usage.answer)), "estimate"
+    metrics.count("model_tokens", tokens_in, model=model, direction="in", counted=counted)
+    metrics.count("model_tokens", tokens_out, model=model, direction="out", counted=counted)
 
 
 def count_tokens(text: str) -> int:

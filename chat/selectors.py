@@ -438,6 +438,7 @@ class Retrieval:
     chronological: bool = False
 
 
+@timing.span("search", metric="search_duration_seconds")
 def retrieve(
     *,
     owner: User,

@@ -34,7 +34,7 @@ from ingestion.embeddings import embed_texts
 from ingestion.extract import Extracted, Segment
 from ingestion.models import Chunk, Job, Source
 from ingestion.services import notify
-from secondbrain import rls
+from secondbrain import logs, metrics, rls, timing
 from secondbrain.errors import DATABASE_UNREACHABLE, AppError
 
 logger = logging.getLogger(__name__)
@@ -141,6 +141,21 @@ def job_process(*, job_id: int) -> None:
 
 
 def _run(job: Job) -> None:
+    """Run the claimed job, each stage and the run's end a log line and a metric sample."""
+    outcome = "failed"  # what an exception escaping the work means
+    with timing.stages(lambda stage, seconds, result: _stage_ended(job, stage, seconds, result)) as clock:
+        clock.enter(job.stage)
+        try:
+            outcome = _work(job)
+        except RetryLater:
+            outcome = "retry"
+            raise
+        finally:
+            _run_ended(job, clock.end(outcome), outcome)
+
+
+def _work(job: Job) -> str:
+    """The job's outcome: done, failed or cancelled; RetryLater when it is to be sent again."""
     try:
         with Heartbeat(job.pk), tempfile.TemporaryFile() as spool:
             extracted, passages = _extract(job)
@@ -152,22 +167,47 @@ def _run(job: Job) -> None:
             chunks_replace(source_id=job.source_id, batches=_spooled(spool), extracted=extracted)
     except Cancelled:
         logger.info("job %s was cancelled", job.pk)
-        return
+        return "cancelled"
     except SoftTimeLimitExceeded:
         # Raised wherever the job was; an open storing transaction has been rolled back on the way.
         logger.warning("job %s reached its time limit", job.pk)
         _finish(job, status=Job.Status.FAILED, error_code="time_limit", error_message=_TIME_LIMIT)
+        return "failed"
     except AppError as exc:
         _finish(job, status=Job.Status.FAILED, error_code=exc.code, error_message=exc.message)
-        return
+        return "failed"
     except TRANSIENT as exc:
         _retry_or_fail(job, exc)
+        return "failed"
     except Exception:
         logger.exception("job %s failed", job.pk)
         _finish(job, status=Job.Status.FAILED, error_code="internal_error", error_message=_INTERNAL)
         raise
-    else:
-        _finish(job, status=Job.Status.DONE, stage=Job.Stage.DONE, progress=100)
+    _finish(job, status=Job.Status.DONE, stage=Job.Stage.DONE, progress=100)
+    return "done"
+
+
+def _stage_ended(job: Job, stage: str, seconds: float, outcome: str) -> None:
+    kind = job.source.kind
+    metrics.observe("job_stage_duration_seconds", seconds, kind=kind, stage=stage, outcome=outcome)
+    logs.event(
+        logger, "job stage", job=job.pk, kind=kind, stage=stage, duration_ms=round(seconds * 1000, 1), outcome=outcome
+    )
+
+
+def _run_ended(job: Job, seconds: float, outcome: str) -> None:
+    kind = job.source.kind
+    metrics.observe("job_duration_seconds", seconds, kind=kind, outcome=outcome)
+    logs.event(
+        logger,
+        "job",
+        job=job.pk,
+        kind=kind,
+        attempt=job.attempts,
+        duration_ms=round(seconds * 1000, 1),
+        outcome=outcome,
+        error=job.error_code if outcome == "failed" else "",
+    )
 
 
 _INTERNAL = "Processing failed unexpectedly; try Reprocess. The error is in the worker's log."
@@ -380,6 +420,7 @@ def _apply_file_facts(source: Source, extracted: Extracted) -> None:
 def _progress(job: Job, *, stage: str, progress: int) -> None:
     """Record progress; the same UPDATE tells whether the job was cancelled or deleted meanwhile."""
     progress = max(0, min(progress, 99))
+    timing.stage(stage)
     if (job.stage, job.progress) == (stage, progress):
         return
     updated = Job.objects.filter(pk=job.pk, status=Job.Status.RUNNING).update(

@@ -422,11 +422,27 @@ SEARCH_MAX_K = 50
 RELEVANCE_MIN_SIMILARITY = float(env_str("RELEVANCE_MIN_SIMILARITY", "0.3"))
 ANSWER_CONTEXT_PASSAGES = 6
 
+# `text` (what `make run` shows): the usual line, an event's fields after it as key=value (logfmt);
+# `json`: one JSON object a line, for a log collector. Either way each request (secondbrain.request)
+# and each ingestion job's stage and end (ingestion.pipeline) is one line with its fields (logs.py).
+LOG_FORMAT = env_str("LOG_FORMAT", "text")
+if LOG_FORMAT not in {"text", "json"}:
+    raise ImproperlyConfigured(f"LOG_FORMAT must be 'text' or 'json', not {LOG_FORMAT!r}")
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
-    "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s: %(message)s"}},
-    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
+    "formatters": {
+        "text": {"()": "secondbrain.logs.TextFormatter"},
+        "json": {"()": "secondbrain.logs.JsonFormatter"},
+    },
+    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": LOG_FORMAT}},
     "root": {"handlers": ["console"], "level": env_str("LOG_LEVEL", "INFO")},
     "loggers": {"httpx": {"level": "WARNING"}, "httpx2": {"level": "WARNING"}},
 }
+
+# GET /metrics in Prometheus's text format (secondbrain/metrics.py): off (404) unless enabled. On, it
+# answers a request bearing METRICS_TOKEN (`Authorization: Bearer …`) from anywhere when the token is
+# set, and without one only a request from this machine (loopback). Samples are counted in Redis, so
+# the web, worker and beat processes add to the same counts; off, nothing is written.
+METRICS_ENABLED = env_bool("METRICS_ENABLED", False)
+METRICS_TOKEN = env_str("METRICS_TOKEN", "")

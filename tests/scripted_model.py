@@ -20,6 +20,7 @@ class Script:
     tokens: list[str] = field(default_factory=lambda: ["The tomatoes ", "go in ", "on 12 May ", "[1]."])
     delay: float = 0.0  # seconds before each token
     break_after: int | None = None  # drop the connection after this many tokens
+    usage: tuple[int, int] | None = None  # (prompt, completion) tokens reported when asked (include_usage)
     requests: int = 0
     bodies: list[dict[str, object]] = field(default_factory=list)  # each request's JSON, as the app sent it
 
@@ -75,6 +76,12 @@ class _Handler(BaseHTTPRequestHandler):
             time.sleep(script.delay)
             self._chunk({"content": token}, None)
         self._chunk({}, "stop")
+        asked = json.loads(body or b"{}").get("stream_options", {}).get("include_usage")
+        if script.usage is not None and asked:  # OpenAI's last chunk: no choices, the counts
+            prompt, completion = script.usage
+            usage = {"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion}
+            chunk = {"id": "scripted", "object": "chat.completion.chunk", "created": 0, "model": "scripted"}
+            self._write(f"data: {json.dumps({**chunk, 'choices': [], 'usage': usage})}\n\n".encode())
         self._write(b"data: [DONE]\n\n")
         self.wfile.write(b"0\r\n\r\n")
         self.wfile.flush()

@@ -206,6 +206,8 @@ PUBLIC_PAGES: dict[str, int] = {
     "api/openapi.json": 200,  # the API's description: operations, no data
     "api/docs": 200,
     "api/": 404,  # django-ninja's root: it only names the API's prefix and answers every request 404
+    # Off by default; on, only with METRICS_TOKEN or from loopback, and never anyone's data (tests/test_metrics.py).
+    "metrics": 404,
 }
 
 # The admin: everything under it refuses whoever is not staff, except its own log-in and log-out.
