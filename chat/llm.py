@@ -7,6 +7,7 @@ Any OpenAI-compatible server works: OpenAI, Ollama, vLLM, or the local llama.cpp
 import atexit
 import functools
 import logging
+import threading
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import cast
@@ -70,9 +71,15 @@ async def chat_stream(messages: list[dict[str, str]], *, max_tokens: int) -> Asy
         await client.close()
 
 
+# Answers' steps run on several threads (CHAT_THREADS): the vocabulary is loaded once, and
+# llama-cpp-python does not promise that one C object may tokenize on two threads at once.
+_tokenizer_lock = threading.Lock()
+
+
 def count_tokens(text: str) -> int:
     """How many tokens the chat model reads for `text`: its own tokenizer when its weights are local."""
-    return _tokenizer(str(settings.CHAT_MODEL_PATH))(text)
+    with _tokenizer_lock:
+        return _tokenizer(str(settings.CHAT_MODEL_PATH))(text)
 
 
 @functools.cache
