@@ -434,9 +434,13 @@ def llm_spawn(stack: Stack) -> Callable[[], None] | None:
     started = time.monotonic()
     port = free_port()
     threads = str(os.cpu_count() or 1)  # generation is CPU-bound; one thread per core
+    # interrupt_requests: by default llama-cpp-python's server ends the answer it is streaming, with
+    # no error, as soon as another request waits; under two people asking at once the first got an
+    # empty answer, which the app could only turn into "I couldn't find that" (bench/load.py: 17 of
+    # 18 answers, 5 chats). Off, requests wait their turn for the one model.
     server_flags = flags(
         model=str(model_path), model_alias=alias, host="127.0.0.1", port=str(port), n_ctx=stack.env.get("CHAT_CONTEXT_TOKENS") or "4096",
-        n_threads=threads, n_threads_batch=threads, verbose="False",
+        n_threads=threads, n_threads_batch=threads, verbose="False", interrupt_requests="False",
     )  # fmt: skip
     # llama_cpp.server reads its settings from the environment too, and PORT or HOST there beat
     # the flags: `PORT=8001 make run` would put the model server on the web server's port.
