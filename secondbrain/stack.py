@@ -564,6 +564,12 @@ def web_command(interface: str, port: int, *, python: str = sys.executable) -> l
     return [python, "-m", "secondbrain.server", *daphne_options(interface, port), "secondbrain.asgi:application"]
 
 
+def worker_command(queues: str, hostname: str, *, python: str = sys.executable) -> list[str]:
+    """A Celery worker as `make run` starts it: one job at a time, from `queues`."""
+    return [python, "-m", "celery", "-A", "secondbrain", "worker", "--concurrency", "1", "--loglevel", "INFO",
+            "--queues", queues, "--hostname", hostname]  # fmt: skip
+
+
 def command_run(stack: Stack, _args: Sequence[str]) -> int:
     port = web_port(stack.env)  # before anything starts: the cheapest failure first
     run_defaults(stack)
@@ -576,9 +582,8 @@ def command_run(stack: Stack, _args: Sequence[str]) -> int:
     run_state_write(stack)
     # Two workers, so a long recording being transcribed never holds up a note or a PDF; the
     # first also runs the beat schedule (the sweeper for stuck jobs).
-    celery = [sys.executable, "-m", "celery", "-A", "secondbrain", "worker", "--concurrency", "1", "--loglevel", "INFO"]
-    stack.spawn("worker", [*celery, "--queues", "ingest", "--hostname", "ingest@%h", "--beat"])
-    stack.spawn("transcriber", [*celery, "--queues", "transcribe", "--hostname", "transcribe@%h"])
+    stack.spawn("worker", [*worker_command("ingest", "ingest@%h"), "--beat"])
+    stack.spawn("transcriber", worker_command("transcribe", "transcribe@%h"))
     started = time.monotonic()
     web = stack.spawn("web", web_command("127.0.0.1", port))
     url = f"http://127.0.0.1:{port}/"
