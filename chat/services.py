@@ -15,10 +15,10 @@ from dataclasses import dataclass, field
 from datetime import UTC, tzinfo
 from typing import Any, ParamSpec, TypeVar
 
-from channels.db import DatabaseSyncToAsync
+from asgiref.sync import sync_to_async
 from django.conf import settings
 from django.core.serializers.json import DjangoJSONEncoder
-from django.db import transaction
+from django.db import close_old_connections, transaction
 from django.db.models import BooleanField, Q
 from django.db.models.expressions import RawSQL
 from django.utils import timezone
@@ -87,7 +87,18 @@ def _step(function: Callable[P, R]) -> Callable[P, Awaitable[R]]:
     Not on Channels' `database_sync_to_async` thread, which every consumer of the process shares:
     there each answer's steps waited behind every other answer's (issue 21).
     """
-    return DatabaseSyncToAsync(function, thread_sensitive=False, executor=_chat_threads())
+
+    @functools.wraps(function)
+    def step(*args: P.args, **kwargs: P.kwargs) -> R:
+        # Closed here, not by channels' DatabaseSyncToAsync: its closing is a no-op under Channels'
+        # test communicator, and a connection left on a chat thread outlived the test that opened it.
+        close_old_connections()
+        try:
+            return function(*args, **kwargs)
+        finally:
+            close_old_connections()
+
+    return sync_to_async(step, thread_sensitive=False, executor=_chat_threads())
 
 
 @dataclass
