@@ -8,6 +8,7 @@ import asyncio
 import atexit
 import functools
 import logging
+import threading
 import time
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
@@ -113,9 +114,15 @@ def usage_record(usage: Usage, messages: list[dict[str, str]]) -> None:
     metrics.count("model_tokens", tokens_out, model=model, direction="out", counted=counted)
 
 
+# Answers' steps run on several threads (CHAT_THREADS): the vocabulary is loaded once, and
+# llama-cpp-python does not promise that one C object may tokenize on two threads at once.
+_tokenizer_lock = threading.Lock()
+
+
 def count_tokens(text: str) -> int:
     """How many tokens the chat model reads for `text`: its own tokenizer when its weights are local."""
-    return _tokenizer(str(settings.CHAT_MODEL_PATH))(text)
+    with _tokenizer_lock:
+        return _tokenizer(str(settings.CHAT_MODEL_PATH))(text)
 
 
 @functools.cache

@@ -6,18 +6,20 @@
 
 import asyncio
 import contextlib
+import functools
 import json
 import re
 import time
-from collections.abc import AsyncGenerator, AsyncIterator, Sequence
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import UTC, tzinfo
-from typing import Any
+from typing import Any, ParamSpec, TypeVar
 
-from channels.db import database_sync_to_async
+from asgiref.sync import sync_to_async
 from django.conf import settings
 from django.core.serializers.json import DjangoJSONEncoder
-from django.db import transaction
+from django.db import close_old_connections, transaction
 from django.db.models import BooleanField, Q
 from django.db.models.expressions import RawSQL
 from django.shortcuts import get_object_or_404
@@ -77,6 +79,34 @@ INSTRUCTION_LIKE = re.compile(
 _PARAGRAPHS = re.compile(r"\n\s*\n")
 
 Event = dict[str, Any]
+P = ParamSpec("P")
+R = TypeVar("R")
+
+
+@functools.cache  # one per process, like its connection pool
+def _chat_threads() -> ThreadPoolExecutor:
+    return ThreadPoolExecutor(settings.CHAT_THREADS, thread_name_prefix="chat")
+
+
+def _step(function: Callable[P, R]) -> Callable[P, Awaitable[R]]:
+    """`function`, a blocking step of an answer, to await: run on one of the process's CHAT_THREADS
+    threads, with the database connection it borrowed returned to the pool when it ends.
+
+    Not on Channels' `database_sync_to_async` thread, which every consumer of the process shares:
+    there each answer's steps waited behind every other answer's (issue 21).
+    """
+
+    @functools.wraps(function)
+    def step(*args: P.args, **kwargs: P.kwargs) -> R:
+        # Closed here, not by channels' DatabaseSyncToAsync: its closing is a no-op under Channels'
+        # test communicator, and a connection left on a chat thread outlived the test that opened it.
+        close_old_connections()
+        try:
+            return function(*args, **kwargs)
+        finally:
+            close_old_connections()
+
+    return sync_to_async(step, thread_sensitive=False, executor=_chat_threads())
 
 
 @dataclass
@@ -144,11 +174,11 @@ async def _answer_events(
     *, user: User, question: str, conversation_id: int | None, ignore_dates: bool, regenerate: bool
 ) -> AsyncGenerator[Event, None]:
     if regenerate:
-        turn = await database_sync_to_async(_turn_again)(user=user, conversation_id=conversation_id)
+        turn = await _step(_turn_again)(user=user, conversation_id=conversation_id)
         question = turn.question.content
     else:
         question = question_clean(question)
-        turn = await database_sync_to_async(_turn_begin)(user=user, question=question, conversation_id=conversation_id)
+        turn = await _step(_turn_begin)(user=user, question=question, conversation_id=conversation_id)
     yield {
         "type": "start",
         "conversation_id": turn.conversation.pk,
@@ -158,18 +188,18 @@ async def _answer_events(
         "turn": turn.question.pk,
         "question": question,
     }
-    turn.intent = await database_sync_to_async(_intent_of)(turn=turn)
+    turn.intent = await _step(_intent_of)(turn=turn)
     turn.mark("route")
     if turn.intent.kind == intent.CONVERSATION:
-        reply = await database_sync_to_async(_conversation_reply)(user=user, acts=turn.intent.acts)
-        message = await database_sync_to_async(_answer_store)(turn=turn, text=reply, hits=[])
+        reply = await _step(_conversation_reply)(user=user, acts=turn.intent.acts)
+        message = await _step(_answer_store)(turn=turn, text=reply, hits=[])
         yield {"type": "token", "text": reply}
         yield _done(message, [])
         return
     if turn.intent.follow_up:
         yield {"type": "stage", "stage": "follow_up", "text": f"Read as a follow-up: {turn.intent.search}"}
     yield {"type": "stage", "stage": "searching", "text": "Searching your notes…"}
-    turn.retrieval = await database_sync_to_async(_retrieve)(turn=turn, user=user, ignore_dates=ignore_dates)
+    turn.retrieval = await _step(_retrieve)(turn=turn, user=user, ignore_dates=ignore_dates)
     turn.mark("search")
     if turn.retrieval.mode == "temporal":
         async for event in _listing_stream(turn=turn, user=user):
@@ -177,7 +207,7 @@ async def _answer_events(
         return
     relevant = _relevant(turn.retrieval)
     if relevant and turn.intent.shape == intent.SUMMARY:
-        relevant = await database_sync_to_async(_read_whole)(user=user, hits=relevant, k=turn.context_passages)
+        relevant = await _step(_read_whole)(user=user, hits=relevant, k=turn.context_passages)
     yield {
         "type": "stage",
         "stage": "found",
@@ -186,23 +216,19 @@ async def _answer_events(
         "date_range": _range_payload(turn.retrieval),
     }
     if not relevant:
-        message = await database_sync_to_async(_answer_store)(turn=turn, text=ABSTAIN_TEXT, hits=[], abstained=True)
+        message = await _step(_answer_store)(turn=turn, text=ABSTAIN_TEXT, hits=[], abstained=True)
         yield {"type": "token", "text": ABSTAIN_TEXT}
         yield _done(message, [])
         return
     # Settled before the model is asked: the notes tell what the question asks of another speaker.
-    elsewhere = await database_sync_to_async(_told_elsewhere)(
-        user=user, question=question, hits=relevant, ignore_dates=ignore_dates
-    )
+    elsewhere = await _step(_told_elsewhere)(user=user, question=question, hits=relevant, ignore_dates=ignore_dates)
     turn.mark("elsewhere")
     if elsewhere is not None:
-        message = await database_sync_to_async(_answer_store)(
-            turn=turn, text=elsewhere.text, hits=relevant, elsewhere=elsewhere
-        )
+        message = await _step(_answer_store)(turn=turn, text=elsewhere.text, hits=relevant, elsewhere=elsewhere)
         yield {"type": "token", "text": elsewhere.text}
         yield _done(message, [])
         return
-    turn.prompt, turn.left_out = await database_sync_to_async(_prompt_fit)(turn=turn, hits=relevant, zone=user.zone)
+    turn.prompt, turn.left_out = await _step(_prompt_fit)(turn=turn, hits=relevant, zone=user.zone)
     writing = {intent.FACT: "Writing…", intent.LIST: "Writing a list…", intent.SUMMARY: "Writing a summary…"}
     yield {"type": "stage", "stage": "writing", "text": writing[turn.shape], "left_out": turn.left_out}
     turn.mark("model_called")
@@ -214,7 +240,7 @@ async def _answer_events(
             parts.append(token)
             yield {"type": "token", "text": token}
     except llm.ModelError as exc:
-        message = await database_sync_to_async(_answer_cut)(
+        message = await _step(_answer_cut)(
             turn=turn, text="".join(parts), hits=relevant, status=Message.Status.FAILED, code=exc.code
         )
         yield {"type": "error", "code": exc.code, "message": exc.message, "message_id": message.pk}
@@ -222,20 +248,14 @@ async def _answer_events(
         return
     except (asyncio.CancelledError, GeneratorExit):
         await asyncio.shield(
-            database_sync_to_async(_answer_cut)(
-                turn=turn, text="".join(parts), hits=relevant, status=Message.Status.STOPPED
-            )
+            _step(_answer_cut)(turn=turn, text="".join(parts), hits=relevant, status=Message.Status.STOPPED)
         )
         raise
     turn.mark("last_token")
-    grounded = await database_sync_to_async(check_answer)(
-        question=question, answer="".join(parts), hits=relevant, zone=user.zone
-    )
+    grounded = await _step(check_answer)(question=question, answer="".join(parts), hits=relevant, zone=user.zone)
     turn.mark("grounded")
-    message = await database_sync_to_async(_answer_store)(
-        turn=turn, text=grounded.text, hits=relevant, grounded=grounded
-    )
-    citations = await database_sync_to_async(_citations_payload)(message=message)
+    message = await _step(_answer_store)(turn=turn, text=grounded.text, hits=relevant, grounded=grounded)
+    citations = await _step(_citations_payload)(message=message)
     yield {"type": "citations", "message_id": message.pk, "citations": citations}
     yield _done(message, citations)
 
@@ -246,7 +266,7 @@ async def _listing_stream(*, turn: _Turn, user: User) -> AsyncIterator[Event]:
     retrieval = turn.retrieval
     assert retrieval is not None and retrieval.date_range is not None
     order = turn.intent.order if turn.intent is not None else None
-    hits = await database_sync_to_async(selectors.sources_in)(
+    hits = await _step(selectors.sources_in)(
         owner_id=user.pk,
         date_range=retrieval.date_range,
         k=order.count if order is not None else LISTING_MAX_SOURCES,
@@ -272,11 +292,11 @@ async def _listing_stream(*, turn: _Turn, user: User) -> AsyncIterator[Event]:
     else:
         text = _listing_text(retrieval.label, hits, zone=user.zone)
     listed = grounding.Grounded(text, list(range(1, len(hits) + 1)), {})
-    message = await database_sync_to_async(_answer_store)(
+    message = await _step(_answer_store)(
         turn=turn, text=text, hits=hits, abstained=not hits, grounded=listed if hits else None
     )
     yield {"type": "token", "text": text}
-    citations = await database_sync_to_async(_citations_payload)(message=message)
+    citations = await _step(_citations_payload)(message=message)
     if citations:
         yield {"type": "citations", "message_id": message.pk, "citations": citations}
     yield _done(message, citations)

@@ -250,11 +250,24 @@ DATABASES = {
         else None,
     )
 }
-# Requests inside Django at once per web process (secondbrain.limits.ConcurrencyLimit): one fewer
-# than the pool holds, so a request let in never waits for a connection and the websockets keep
-# one of their own (Channels runs every consumer's database work, and the session lookup of each
-# websocket that opens, on one shared thread: starved of a connection, sockets failed to open).
-WEB_CONCURRENT_REQUESTS = env_int("WEB_CONCURRENT_REQUESTS", max(DB_POOL_MAX_SIZE - 1, 1) if DB_POOL_MAX_SIZE else 10)
+# Threads of a web process that run the blocking steps of answers (chat.services: the turn's rows,
+# the search, the answer's check and storage), each step borrowing a pooled connection only while it
+# runs. On Channels' one shared thread, as before, every answer of the process waited for every
+# other's steps: four answers at once took four times as long.
+CHAT_THREADS = env_int("CHAT_THREADS", min(3, max(DB_POOL_MAX_SIZE - 2, 1)) if DB_POOL_MAX_SIZE else 3)
+if CHAT_THREADS < 1 or (DB_POOL_MAX_SIZE and CHAT_THREADS > max(DB_POOL_MAX_SIZE - 2, 1)):
+    raise ImproperlyConfigured(
+        "CHAT_THREADS must be 1 or more, and at most DB_POOL_MAX_SIZE - 2 (a connection for requests and "
+        f"one for the websockets besides one per thread), not {CHAT_THREADS} with DB_POOL_MAX_SIZE {DB_POOL_MAX_SIZE}"
+    )
+# Requests inside Django at once per web process (secondbrain.limits.ConcurrencyLimit): what the
+# pool holds beyond the answers' threads and one more, so a request let in never waits for a
+# connection and the websockets keep one of their own (Channels runs every consumer's other
+# database work, and the session lookup of each websocket that opens, on one shared thread:
+# starved of a connection, sockets failed to open).
+WEB_CONCURRENT_REQUESTS = env_int(
+    "WEB_CONCURRENT_REQUESTS", max(DB_POOL_MAX_SIZE - CHAT_THREADS - 1, 1) if DB_POOL_MAX_SIZE else 10
+)
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 AUTH_USER_MODEL = "accounts.User"

@@ -434,9 +434,13 @@ def llm_spawn(stack: Stack) -> Callable[[], None] | None:
     started = time.monotonic()
     port = free_port()
     threads = str(os.cpu_count() or 1)  # generation is CPU-bound; one thread per core
+    # interrupt_requests: by default llama-cpp-python's server ends the answer it is streaming, with
+    # no error, as soon as another request waits; under two people asking at once the first got an
+    # empty answer, which the app could only turn into "I couldn't find that" (bench/load.py: 17 of
+    # 18 answers, 5 chats). Off, requests wait their turn for the one model.
     server_flags = flags(
         model=str(model_path), model_alias=alias, host="127.0.0.1", port=str(port), n_ctx=stack.env.get("CHAT_CONTEXT_TOKENS") or "4096",
-        n_threads=threads, n_threads_batch=threads, verbose="False",
+        n_threads=threads, n_threads_batch=threads, verbose="False", interrupt_requests="False",
     )  # fmt: skip
     # llama_cpp.server reads its settings from the environment too, and PORT or HOST there beat
     # the flags: `PORT=8001 make run` would put the model server on the web server's port.
@@ -560,6 +564,12 @@ def web_command(interface: str, port: int, *, python: str = sys.executable) -> l
     return [python, "-m", "secondbrain.server", *daphne_options(interface, port), "secondbrain.asgi:application"]
 
 
+def worker_command(queues: str, hostname: str, *, python: str = sys.executable) -> list[str]:
+    """A Celery worker as `make run` starts it: one job at a time, from `queues`."""
+    return [python, "-m", "celery", "-A", "secondbrain", "worker", "--concurrency", "1", "--loglevel", "INFO",
+            "--queues", queues, "--hostname", hostname]  # fmt: skip
+
+
 def command_run(stack: Stack, _args: Sequence[str]) -> int:
     port = web_port(stack.env)  # before anything starts: the cheapest failure first
     run_defaults(stack)
@@ -572,9 +582,8 @@ def command_run(stack: Stack, _args: Sequence[str]) -> int:
     run_state_write(stack)
     # Two workers, so a long recording being transcribed never holds up a note or a PDF; the
     # first also runs the beat schedule (the sweeper for stuck jobs).
-    celery = [sys.executable, "-m", "celery", "-A", "secondbrain", "worker", "--concurrency", "1", "--loglevel", "INFO"]
-    stack.spawn("worker", [*celery, "--queues", "ingest", "--hostname", "ingest@%h", "--beat"])
-    stack.spawn("transcriber", [*celery, "--queues", "transcribe", "--hostname", "transcribe@%h"])
+    stack.spawn("worker", [*worker_command("ingest", "ingest@%h"), "--beat"])
+    stack.spawn("transcriber", worker_command("transcribe", "transcribe@%h"))
     started = time.monotonic()
     web = stack.spawn("web", web_command("127.0.0.1", port))
     url = f"http://127.0.0.1:{port}/"

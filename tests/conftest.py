@@ -4,9 +4,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from asgiref.sync import SyncToAsync
 from celery.contrib.testing.worker import start_worker
 from celery.worker import state as worker_state
-from django.db import connection
+from django.db import close_old_connections, connection
 
 from accounts.models import User
 from secondbrain import rls
@@ -80,6 +81,10 @@ def celery_worker(transactional_db: None) -> Iterator[None]:
             yield
     finally:
         worker_state.should_terminate = None
+    # Channels' test communicator makes its own closing a no-op, so the connection its consumers
+    # used on the thread they all share stays open; ended below, it would fail the next test's first
+    # query there (a session lookup). Answers' steps close theirs (chat.services._step).
+    SyncToAsync.single_thread_executor.submit(close_old_connections).result()
     with connection.cursor() as cursor:
         cursor.execute(
             "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "

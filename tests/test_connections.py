@@ -280,9 +280,12 @@ def open_page(browser: urllib.request.OpenerDirector, url: str) -> tuple[int, st
         return error.code, error.read().decode()
 
 
-def settings_in(env: dict[str, str]) -> subprocess.CompletedProcess[str]:
-    """The database settings a new process reads from `env` (settings are read once, at start)."""
-    script = "from django.conf import settings; print(settings.DATABASES['default']['OPTIONS'].get('pool'))"
+def settings_in(
+    env: dict[str, str], shown: str = "settings.DATABASES['default']['OPTIONS'].get('pool')"
+) -> subprocess.CompletedProcess[str]:
+    """What a new process prints of its settings (by default the database pool's) read from `env`
+    (settings are read once, at start)."""
+    script = f"from django.conf import settings; print({shown})"
     return subprocess.run(
         [sys.executable, "-c", f"import django; django.setup(); {script}"],
         cwd=settings.BASE_DIR, env={**os.environ, "DJANGO_SETTINGS_MODULE": "secondbrain.settings", **env},
@@ -298,3 +301,16 @@ def test_the_pool_is_sized_from_the_environment_and_can_be_turned_off() -> None:
     for wrong in ({"DB_POOL_MAX_SIZE": "-1"}, {"DB_POOL_MAX_SIZE": "4", "DB_POOL_MIN_SIZE": "5"}):
         failed = settings_in(wrong)
         assert failed.returncode != 0 and "DB_POOL_MAX_SIZE must be" in failed.stderr, failed.stderr
+
+
+def test_answers_threads_and_the_requests_let_in_share_the_pool_with_one_left_for_websockets() -> None:
+    def sizes(env: dict[str, str]) -> str:
+        return settings_in(env, "settings.CHAT_THREADS, settings.WEB_CONCURRENT_REQUESTS").stdout.strip()
+
+    assert sizes({}) == "3 6"  # 3 + 6 + 1 = DB_POOL_MAX_SIZE 10
+    assert sizes({"DB_POOL_MAX_SIZE": "4"}) == "2 1"
+    assert sizes({"DB_POOL_MAX_SIZE": "20", "CHAT_THREADS": "8"}) == "8 11"
+    assert sizes({"DB_POOL_MAX_SIZE": "0"}) == "3 10"  # no pool: nothing to share
+    for wrong in ({"CHAT_THREADS": "0"}, {"CHAT_THREADS": "9"}):
+        failed = settings_in(wrong)
+        assert failed.returncode != 0 and "CHAT_THREADS must be" in failed.stderr, failed.stderr
