@@ -599,10 +599,13 @@ def _plan_of(sql: str, params: Any, settings: dict[str, str]) -> tuple[str, dict
     """The scans in `sql`'s plan and, from EXPLAIN (ANALYZE, BUFFERS): ms per scan, pages read, planning, execution."""
     from django.db import connection, transaction
 
+    from secondbrain import rls
+
     with transaction.atomic(), connection.cursor() as cursor:
         for name, value in settings.items():
             cursor.execute(f"SET LOCAL {name} = {value}")
-        cursor.execute("SET LOCAL track_io_timing = on")
+        with rls.privileged():  # a superuser's setting; the plan itself is read in the caller's scope
+            cursor.execute("SET LOCAL track_io_timing = on")
         cursor.execute("EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) " + sql, params)
         plan = cursor.fetchone()[0]
     plan = json.loads(plan) if isinstance(plan, str) else plan
