@@ -162,13 +162,7 @@ def _source_store(*, source: Source, occurred_at: datetime | None, via: Via | No
                 User.objects.select_for_update().only("pk").get(pk=source.owner_id)
                 storage_quota_check(owner=source.owner, adding=source.size)
             source.save()
-            audit_record(
-                user=source.owner,
-                action=AuditEntry.Action.SOURCE_ADD,
-                via=via,
-                name=source.kind,
-                detail={"source_id": source.pk, "size": source.size},
-            )
+            _audit(source, AuditEntry.Action.SOURCE_ADD, via)
             return _job_enqueue(source=source)
     except IntegrityError:  # the same file arrived twice at once
         raise _duplicate(Source.objects.get(owner=source.owner, sha256=source.sha256)) from None
@@ -242,13 +236,18 @@ def source_delete(*, source: Source, via: Via | None = None) -> None:
         with connection.cursor() as cursor:
             cursor.execute("DELETE FROM ingestion_source WHERE id = %s", [source.pk])
         post_delete.send(sender=Source, instance=source, using=connection.alias, origin=source)
-        audit_record(
-            user=source.owner,
-            action=AuditEntry.Action.SOURCE_DELETE,
-            via=via,
-            name=source.kind,
-            detail={"source_id": source.pk, "size": source.size},
-        )
+        _audit(source, AuditEntry.Action.SOURCE_DELETE, via)
+
+
+def _audit(source: Source, action: AuditEntry.Action, via: Via | None) -> None:
+    """A source added or deleted, in its owner's audit log: its kind and size, never its title."""
+    audit_record(
+        user=source.owner,
+        action=action,
+        via=via,
+        name=source.kind,
+        detail={"source_id": source.pk, "size": source.size},
+    )
 
 
 def job_cancel(*, job: Job) -> Job:
