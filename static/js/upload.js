@@ -54,7 +54,6 @@
         const holder = document.createElement("ul");
         holder.innerHTML = xhr.responseText.trim();
         const source = holder.firstElementChild;
-        document.getElementById("no-sources")?.remove();
         document.getElementById("sources").prepend(source);
         htmx.process(source);
         view.item.dataset.status = "uploaded";
