@@ -43,7 +43,7 @@ def stages(events: list[dict[str, Any]]) -> list[str]:
         ("Good morning! What can I ask you?", "Hello! I answer questions"),
         ("bye", "Bye!"),
         ("How do I add a new note?", "On the Sources page you type a note"),
-        ("What kind of files can I add?", "PDFs, audio, calendars and text files"),
+        ("What kind of files can I add?", "PDFs, audio, images, calendars and text files"),
     ],
 )
 def test_greetings_thanks_and_what_can_you_do_are_answered_at_once_without_a_search(
