@@ -6,8 +6,10 @@ import base64
 import ipaddress
 from typing import Any
 
+import pytest
 from playwright.sync_api import Page, expect
 
+from accounts.models import User
 from tests.factories import make_user
 from tests.ingestion.test_images import photographed_page
 from tests.ingestion.test_web_pages import site_fixture  # noqa: F401 — the loopback web site (`site`)
@@ -15,9 +17,16 @@ from tests.ui.test_drop import DROP_SCRIPT, sign_in
 from tests.ui.test_walkthrough import SCREENSHOTS
 
 
-def test_a_captioned_photo_shows_on_its_source_page(web_server: str, browser_page: Page) -> None:
+@pytest.fixture
+def person(celery_worker: None) -> User:
+    """Made before the browser starts: Playwright's sync API runs the test in a greenlet with a
+    database connection of its own, which the worker fixture's teardown would leave broken."""
+    return make_user("photographer")
+
+
+def test_a_captioned_photo_shows_on_its_source_page(person: User, web_server: str, browser_page: Page) -> None:
     page = browser_page
-    sign_in(page, web_server, make_user("photographer"))
+    sign_in(page, web_server, person)
     page.get_by_label("Caption for the next images").fill("The boiler's service record, kept in the blue folder")
     photo = {"name": "IMG_2041.jpg", "type": "image/jpeg", "data": base64.b64encode(photographed_page()).decode()}
     page.evaluate(DROP_SCRIPT, [photo])
@@ -39,6 +48,7 @@ def test_a_captioned_photo_shows_on_its_source_page(web_server: str, browser_pag
 
 
 def test_a_web_page_added_by_its_address_gets_its_title_live(
+    person: User,
     web_server: str,
     browser_page: Page,
     site: str,
@@ -49,7 +59,7 @@ def test_a_web_page_added_by_its_address_gets_its_title_live(
     settings.WEB_FETCH_ALLOWED_NETWORKS = (ipaddress.ip_network("127.0.0.0/8"), ipaddress.ip_network("::1"))
     address = f"http://localhost:{site.rsplit(':', 1)[1]}/article"
     page = browser_page
-    sign_in(page, web_server, make_user("reader"))
+    sign_in(page, web_server, person)
     page.get_by_label("Address").fill(address)
     page.get_by_role("button", name="Add page").click()
 
