@@ -3,11 +3,14 @@ images without words, broken and unsupported files, a photo's own date, and the 
 its owner."""
 
 import io
+import json
+import zipfile
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+import pillow_heif
 import pytest
 from django.test import Client
 from PIL import Image, ImageDraw, ImageFont
@@ -181,11 +184,18 @@ def test_the_image_is_shown_to_its_owner_only(api: ApiClient, user: User, other_
         assert other.get(path, {"preview": "jpeg"}).status_code == 404
 
 
-heif = pytest.importorskip("pillow_heif")
+@pytest.mark.django_db
+def test_the_export_keeps_the_image_and_its_caption(api: ApiClient) -> None:
+    content = photographed_page()
+    upload(api, "page.jpg", content, caption="The boiler's service record")
+    archive = zipfile.ZipFile(io.BytesIO(b"".join(api.get("/export").streaming_content)))
+    [source] = json.loads(archive.read("manifest.json"))["sources"]
+    assert (source["kind"], source["caption"]) == ("image", "The boiler's service record")
+    assert archive.read(source["path"]) == content
 
 
 def test_a_heic_photo_is_read_and_shown_as_jpeg(api: ApiClient, user: User, celery_worker: None) -> None:
-    heif.register_heif_opener()
+    pillow_heif.register_heif_opener()
     out = io.BytesIO()
     Image.open(io.BytesIO(photographed_page())).save(out, "HEIF", quality=90)
     job = processed(api, "IMG_0001.HEIC", out.getvalue())

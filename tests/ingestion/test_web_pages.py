@@ -6,6 +6,7 @@ import io
 import ipaddress
 import threading
 import time
+import zipfile
 from collections.abc import Callable, Iterator
 from datetime import datetime
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -13,6 +14,7 @@ from typing import Any
 from zoneinfo import ZoneInfo
 
 import pytest
+import yaml
 from django.core.management import CommandError, call_command
 from django.test import Client
 
@@ -156,12 +158,35 @@ def test_a_page_is_fetched_read_and_found_by_search(api: ApiClient, user: User, 
     assert "comfrey tea" in found[0]["text"] and found[0]["anchor"]["heading"][-1] == "Watering"
     assert api.get(f"/sources/{source.pk}").json()["url"] == f"{site}/old-address"
 
+    # The export keeps the page's text as a note that names its address.
+    archive = zipfile.ZipFile(io.BytesIO(b"".join(api.get("/export").streaming_content)))
+    [note] = [name for name in archive.namelist() if name.startswith("notes/")]
+    front, body = archive.read(note).decode().split("---\n", 2)[1:]
+    assert yaml.safe_load(front)["url"] == f"{site}/old-address" and "comfrey tea" in body
+
 
 def test_a_title_and_date_given_win_over_the_pages(api: ApiClient, celery_worker: None, site: str) -> None:
     job = added(api, f"{site}/article", title="Balcony tomatoes", occurred_at="2026-05-01T08:00:00Z")
     source = Source.objects.get(pk=job["source_id"])
     assert source.title == "Balcony tomatoes"
     assert source.occurred_at.isoformat() == "2026-05-01T08:00:00+00:00"
+
+
+def test_reprocess_fetches_the_page_as_it_is_now(
+    api: ApiClient, celery_worker: None, site: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setitem(ROUTES, "/changing", lambda h: _send(h, 200, ARTICLE.encode(), "text/html"))
+    job = added(api, f"{site}/changing")
+    assert job["status"] == "done", job
+    updated = ARTICLE.replace("Growing tomatoes on a balcony", "Growing peppers on a balcony").replace(
+        "Remove the side shoots", "Peppers need no pinching out. Remove the side shoots"
+    )
+    monkeypatch.setitem(ROUTES, "/changing", lambda h: _send(h, 200, updated.encode(), "text/html"))
+    again = api.post(f"/sources/{job['source_id']}/reprocess").json()
+    assert api.wait_for_job(again["job_id"])["status"] == "done"
+    source = Source.objects.get(pk=job["source_id"])
+    assert source.title == "Growing peppers on a balcony" and "Peppers need no pinching out" in source.text
+    assert Source.objects.count() == 1
 
 
 @pytest.mark.django_db

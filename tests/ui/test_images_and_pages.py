@@ -69,6 +69,7 @@ def test_a_web_page_added_by_its_address_gets_its_title_live(
     expect(row.get_by_role("link")).to_have_text("Growing tomatoes on a balcony")
     expect(row).to_contain_text("Web page · 14 Mar 2026")
     expect(page.get_by_label("Address")).to_have_value("")
+    page.screenshot(path=SCREENSHOTS / "web-page-added.png", full_page=True)
 
     row.get_by_role("link").click()
     expect(page.get_by_role("heading", level=1)).to_have_text("Growing tomatoes on a balcony")
