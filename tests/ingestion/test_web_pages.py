@@ -4,17 +4,22 @@ read by trafilatura, searchable; each bad page its own error; addresses inside t
 import gzip
 import io
 import ipaddress
+import ssl
 import threading
 import time
 import zipfile
 from collections.abc import Callable, Iterator
-from datetime import datetime
+from datetime import UTC, datetime, timedelta
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from typing import Any
 from zoneinfo import ZoneInfo
 
 import pytest
 import yaml
+from cryptography import x509
+from cryptography.hazmat.primitives import hashes, serialization
+from cryptography.hazmat.primitives.asymmetric import ec
 from django.core.management import CommandError, call_command
 from django.test import Client
 
@@ -319,3 +324,54 @@ def test_ingest_adds_a_page_by_its_address(user: User, celery_worker: None, site
             "ingest", f"{site}/missing", "--user", user.username, "--wait", stdout=failed, stderr=io.StringIO()
         )
     assert f"{site}/missing: url_unreachable: The page could not be fetched: the site answered 404" in failed.getvalue()
+
+
+def _certificate(folder: Path) -> tuple[Path, Path]:
+    """A self-signed certificate for the name `localhost`, and its key."""
+    key = ec.generate_private_key(ec.SECP256R1())
+    name = x509.Name([x509.NameAttribute(x509.NameOID.COMMON_NAME, "localhost")])
+    now = datetime.now(UTC)
+    certificate = (
+        x509.CertificateBuilder().subject_name(name).issuer_name(name).public_key(key.public_key())
+        .serial_number(x509.random_serial_number()).not_valid_before(now - timedelta(hours=1))
+        .not_valid_after(now + timedelta(days=1))
+        .add_extension(x509.SubjectAlternativeName([x509.DNSName("localhost")]), critical=False)
+        .sign(key, hashes.SHA256())
+    )  # fmt: skip
+    cert_path, key_path = folder / "cert.pem", folder / "key.pem"
+    cert_path.write_bytes(certificate.public_bytes(serialization.Encoding.PEM))
+    key_path.write_bytes(
+        key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption())
+    )
+    return cert_path, key_path
+
+
+@pytest.mark.django_db
+def test_https_is_verified_for_the_hosts_name_on_the_address_that_was_checked(
+    site: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    cert, key = _certificate(tmp_path)
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    context.load_cert_chain(cert, key)
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:  # noqa: N802 — http.server's name
+            _send(self, 200, ARTICLE.encode(), "text/html")
+
+        def log_message(self, *args: Any) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    server.socket = context.wrap_socket(server.socket, server_side=True)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    port = server.server_address[1]
+    try:
+        with pytest.raises(AppError, match="certificate could not be verified"):
+            web.fetch(f"https://localhost:{port}/article")  # not signed by an authority we trust
+        monkeypatch.setattr(web.certifi, "where", lambda: str(cert))  # now it is
+        assert b"comfrey tea" in web.fetch(f"https://localhost:{port}/article").html
+        with pytest.raises(AppError, match="certificate could not be verified"):
+            web.fetch(f"https://127.0.0.1:{port}/article")  # the certificate names localhost, not the address
+    finally:
+        server.shutdown()
+        server.server_close()
