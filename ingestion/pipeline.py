@@ -318,8 +318,10 @@ def _image_extract(job: Job) -> tuple[Extracted, PassageSource]:
             "in it. Add it again with a caption that says what it shows.",
         )
     _progress(job, stage=Job.Stage.CHUNKING, progress=51)
-    caption = [Passage(text=piece.text, anchor={"heading": [CAPTION]}, context=source.title)
-               for piece in chunk_text(source.text)]  # fmt: skip
+    caption = [
+        Passage(text=piece.text, anchor={"heading": [CAPTION]}, context=source.title)
+        for piece in chunk_text(source.text)
+    ]
     context = f"{source.title}, {image.TEXT_HEADING.lower()}" + (f" ({source.text[:200]})" if source.text else "")
     read_text = [
         Passage(text=piece.text, anchor=segment.anchor, context=context)

@@ -137,9 +137,7 @@ def upload_create(
 def _caption_check(caption: str, *, kind: str, name: str) -> str:
     caption = caption.replace("\x00", "").strip()
     if caption and kind != Source.Kind.IMAGE:
-        raise AppError(
-            "caption_not_allowed", f"Only an image takes a caption; {name} is a {Source.Kind(kind).label}.", status=422
-        )
+        raise AppError("caption_not_allowed", f"Only an image takes a caption, and {name} is not one.", status=422)
     if len(caption) > CAPTION_MAX_CHARS:
         raise AppError(
             "caption_too_long",
