@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from datetime import date, datetime, tzinfo
 from datetime import time as day_start
 from typing import Any
-from urllib.parse import SplitResult, urljoin, urlsplit, urlunsplit
+from urllib.parse import SplitResult, quote, urljoin, urlsplit, urlunsplit
 
 import certifi
 import urllib3
@@ -36,6 +36,7 @@ from ingestion.extract import Extracted, Progress
 from secondbrain.errors import AppError
 
 MAX_URL_CHARS = 2048
+_PATH_SAFE = "/%:@!$&'()*+,;=-._~"
 MAX_REDIRECTS = 5
 CONNECT_TIMEOUT_SECONDS = 10
 READ_BLOCK_BYTES = 64 * 1024
@@ -88,7 +89,9 @@ def url_normalize(raw: str) -> str:
     netloc = f"[{host}]" if literal is not None and literal.version == 6 else host
     if port is not None and port != {"http": 80, "https": 443}[scheme]:
         netloc += f":{port}"
-    return urlunsplit((scheme, netloc, parts.path or "/", parts.query, ""))
+    # As a browser sends it: "/wiki/Köln" and "/a b" as UTF-8 %-escapes, escapes already there kept.
+    path, query = quote(parts.path or "/", safe=_PATH_SAFE), quote(parts.query, safe=_PATH_SAFE + "?")
+    return urlunsplit((scheme, netloc, path, query, ""))
 
 
 def _host_ascii(host: str) -> str:

@@ -266,6 +266,22 @@ def test_a_name_that_points_inside_the_network_is_refused_by_the_worker(
     assert "WEB_FETCH_ALLOWED_NETWORKS" in job["error_message"]
 
 
+@pytest.mark.parametrize(
+    ("typed", "stored"),
+    [
+        (" HTTPS://Example.ORG:443/a/b/?q=1#part ", "https://example.org/a/b/?q=1"),
+        ("http://example.org", "http://example.org/"),
+        ("http://example.org:8080/x", "http://example.org:8080/x"),
+        ("https://de.wikipedia.org/wiki/Köln", "https://de.wikipedia.org/wiki/K%C3%B6ln"),
+        ("https://example.org/a%20b/c d?x=ä y", "https://example.org/a%20b/c%20d?x=%C3%A4%20y"),
+        ("https://bücher.example/", "https://xn--bcher-kva.example/"),
+        ("http://[2606:4700::6810:84e5]:8080/", "http://[2606:4700::6810:84e5]:8080/"),
+    ],
+)
+def test_an_address_is_stored_as_a_browser_would_send_it(typed: str, stored: str) -> None:
+    assert web.url_normalize(typed) == stored
+
+
 @pytest.mark.django_db
 @pytest.mark.parametrize(
     ("address", "allowed"),
