@@ -113,8 +113,8 @@ def _taken_at(image: Image.Image, zone: tzinfo) -> datetime | None:
         moment = datetime.strptime(str(raw).strip("\x00 "), "%Y:%m:%d %H:%M:%S") if raw else None
     except (ValueError, TypeError, OSError, SyntaxError):
         return None
-    if moment is None or moment.year < 1900:
-        return None
+    if moment is None or moment.year < 1900 or moment > datetime.now() + timedelta(days=1):
+        return None  # a camera whose clock was never set
     match = re.fullmatch(r"([+-])(\d{2}):(\d{2})", str(offset or "").strip("\x00 "))
     if match:
         delta = timedelta(hours=int(match[2]), minutes=int(match[3]))
