@@ -163,8 +163,8 @@ def extract(url: str, progress: Progress, *, zone: tzinfo) -> Extracted:
 
 
 def _readable(page: Page) -> dict[str, Any]:
-    """trafilatura's main text of the page (Markdown: headings kept) and its title, date, site name
-    and author; "text" is "" when it finds none."""
+    """trafilatura's main text of the page (Markdown: headings kept; None when it finds none) and its
+    title, date, site name and author."""
     # Imported here: the web process (which only checks addresses) never loads trafilatura and lxml.
     import trafilatura
 
