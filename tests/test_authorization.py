@@ -209,6 +209,7 @@ PUBLIC_PAGES: dict[str, int] = {
     "api/": 404,  # django-ninja's root: it only names the API's prefix and answers every request 404
     # Off by default; on, only with METRICS_TOKEN or from loopback, and never anyone's data (tests/test_metrics.py).
     "metrics": 404,
+    "favicon.ico": 301,  # to the static icon, for pages without our <link rel="icon"> (the admin, the API's docs)
 }
 
 # The admin: everything under it refuses whoever is not staff, except its own log-in and log-out.
