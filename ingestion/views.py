@@ -8,6 +8,7 @@ from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
 
 from accounts.http import PAGE, AuthedRequest
+from chat.services import SELECTION_MAX_CHARS
 from ingestion import selectors, services
 from ingestion.forms import NoteForm
 from ingestion.models import Job, Source
@@ -116,7 +117,8 @@ def source_delete(request: AuthedRequest, source_id: int) -> HttpResponse:
 @login_required
 def source_detail(request: AuthedRequest, source_id: int) -> HttpResponse:
     source = selectors.source_get(owner=request.user, source_id=source_id)
-    return render(request, "ingestion/source.html", {"source": source, "chunks": source.chunks.all()})
+    context = {"source": source, "chunks": source.chunks.all(), "selection_max_chars": SELECTION_MAX_CHARS}
+    return render(request, "ingestion/source.html", context)
 
 
 @login_required

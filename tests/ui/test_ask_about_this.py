@@ -1,0 +1,112 @@
+"""Ask about this, in Chromium: select a passage's text with the mouse on a source page, press "Ask about
+this", ask; the answer streams in beside the page and cites that source's passage.
+
+The note goes through the real pipeline and the page, websocket and checks are the real ones; the
+scripted model server answers, so the test can read the prompt it was sent.
+"""
+
+from typing import Any
+
+import pytest
+from playwright.sync_api import Page, expect
+
+from accounts.models import User
+from ingestion.models import Chunk
+from tests.chat.test_ask_about_this import TRAM_NOTE, TRIP, TRIP_NOTE, note
+from tests.factories import ApiClient, make_user
+from tests.scripted_model import Script, ScriptedModel
+from tests.ui.test_drop import sign_in
+from tests.ui.test_walkthrough import SCREENSHOTS
+
+
+@pytest.fixture
+def traveller(celery_worker: None) -> tuple[User, int, Chunk]:
+    """Made before the browser starts (see test_chat_streaming's `gardener`)."""
+    user = make_user("traveller")
+    api = ApiClient.for_user(user)
+    trip = note(api, TRIP_NOTE)
+    note(api, TRAM_NOTE)
+    third = Chunk.objects.get(source_id=trip, text__startswith="Ana booked")
+    return user, trip, third
+
+
+def test_selecting_text_and_asking_about_it_answers_from_that_passage(
+    traveller: tuple[User, int, Chunk], scripted_model: ScriptedModel, web_server: str, browser_page: Page
+) -> None:
+    user, trip, third = traveller
+    page = browser_page
+    sign_in(page, web_server, user)
+    page.goto(f"{web_server}/sources/{trip}/")
+    ask_this = page.get_by_role("button", name="Ask about this")
+    expect(ask_this).to_be_hidden()
+
+    # Drag across the third passage's text, from its first word to the end of its last line.
+    text = page.locator(f"#chunk-{third.pk} .text")
+    box = text.bounding_box()
+    assert box is not None
+    page.mouse.move(box["x"] + 1, box["y"] + 4)
+    page.mouse.down()
+    page.mouse.move(box["x"] + box["width"] - 1, box["y"] + box["height"] - 4, steps=8)
+    page.mouse.up()
+    selected = page.evaluate("getSelection().toString()").strip()
+    assert selected.startswith("Ana booked the tram 28") and "Miguel" in selected, selected
+
+    expect(ask_this).to_be_visible()
+    page.screenshot(path=SCREENSHOTS / "ask-this-button.png", full_page=True)
+    ask_this.click()
+    panel = page.locator("#ask-about")
+    expect(panel).to_be_visible()
+    expect(panel.locator("#ask-selection")).to_have_text(selected)
+    question = page.get_by_label("Your question about the selected text")
+    expect(question).to_be_focused()
+    scripted_model.script = Script(tokens=["Miguel said the whole route ", "would reopen in October ", "[1]."])
+    question.fill("When does the tram line reopen?")
+    question.press("Enter")
+
+    turn = panel.locator(".msg--assistant").last
+    card = turn.locator(".citation").first
+    expect(card).to_be_visible(timeout=60_000)
+    expect(turn.locator(".answer")).to_contain_text("reopen in October")
+    expect(card).to_have_attribute("href", f"/sources/{trip}/#chunk-{third.pk}")
+    expect(card).to_contain_text("Lisbon trip")
+    # The question shows what it was about; the conversation can be continued in the chat.
+    expect(panel.locator(".msg--user .selection")).to_contain_text("Ana booked the tram 28")
+    conversation = page.locator("#conversation-id").input_value()
+    expect(panel.get_by_role("link", name="When does the tram line reopen?")).to_have_attribute(
+        "href", f"/chat/{conversation}/"
+    )
+    page.screenshot(path=SCREENSHOTS / "ask-this-answer.png", full_page=True)
+
+    # The model read the selection and the passages around it, not the note that matches the question best.
+    messages: Any = scripted_model.script.bodies[-1]["messages"]
+    prompt = messages[0]["content"]
+    assert selected in prompt and TRIP[1] in prompt and TRIP[3] in prompt
+    assert TRIP[0] not in prompt and "14 March" not in prompt
+
+    # The card opens the passage on this same page.
+    card.click()
+    expect(page.locator(f"#chunk-{third.pk}")).to_have_css("outline-style", "solid")
+
+
+def test_the_button_is_reached_with_the_keyboard_after_a_selection(
+    traveller: tuple[User, int, Chunk], web_server: str, browser_page: Page
+) -> None:
+    user, trip, third = traveller
+    page = browser_page
+    sign_in(page, web_server, user)
+    page.goto(f"{web_server}/sources/{trip}/")
+    # A selection made without a mouse (caret browsing, a screen reader's selection): the text of one passage.
+    page.evaluate(
+        "(id) => { const text = document.querySelector(`#chunk-${id} .text`);"
+        " getSelection().selectAllChildren(text); }",
+        third.pk,
+    )
+    ask_this = page.get_by_role("button", name="Ask about this")
+    expect(ask_this).to_be_visible()
+    page.keyboard.press("Tab")
+    expect(ask_this).to_be_focused()
+    page.keyboard.press("Enter")
+    expect(page.get_by_label("Your question about the selected text")).to_be_focused()
+    expect(page.locator("#ask-selection")).to_contain_text("Ana booked the tram 28")
+    page.keyboard.press("Escape")
+    expect(page.locator("#ask-about")).to_be_hidden()
