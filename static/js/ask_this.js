@@ -66,6 +66,14 @@ document.addEventListener("selectionchange", () => {
 // Pressing the button must not take the selection away before the click reads it.
 button?.addEventListener("mousedown", (event) => event.preventDefault());
 
+// Alt+A asks about the selection, however it was made (caret browsing, a screen reader): Tab reaches
+// the button only from where the mouse last was.
+document.addEventListener("keydown", (event) => {
+  if (!event.altKey || event.ctrlKey || event.metaKey || event.code !== "KeyA" || button.hidden || button.disabled) return;
+  event.preventDefault();
+  button.click();
+});
+
 function connect() {
   if (panel.hasAttribute("ws-connect")) return;
   panel.setAttribute("ws-connect", "/ws/chat/");
