@@ -16,7 +16,7 @@ function selectedInPassages() {
   const range = selection.getRangeAt(0);
   if (!passages.contains(range.commonAncestorContainer)) return null;
   const parts = [];
-  let chunk = null;
+  const sections = [];
   for (const text of passages.querySelectorAll(".passage > .text")) {
     if (!range.intersectsNode(text)) continue;
     const part = document.createRange();
@@ -26,10 +26,10 @@ function selectedInPassages() {
     const words = part.toString().trim();
     if (!words) continue;
     parts.push(words);
-    chunk ??= text.closest(".passage").dataset.chunk;
+    sections.push(text.closest(".passage"));
   }
   const text = parts.join("\n");
-  return text ? { text, chunk, range } : null;
+  return text ? { text, chunk: sections[0].dataset.chunk, sections, range } : null;
 }
 
 // The button sits just below the end of the selection, and right after its passage in the page's
@@ -91,14 +91,20 @@ button?.addEventListener("click", () => {
   text.value = current.text;
   document.getElementById("selection-chunk").value = current.chunk || "";
   document.getElementById("ask-selection").textContent = current.text;
+  // The question box takes the selection's highlight away: its passages stay marked instead.
+  for (const passage of passages.querySelectorAll(".passage.asked")) passage.classList.remove("asked");
+  for (const passage of current.sections) passage.classList.add("asked");
   button.hidden = true;
   panel.hidden = false;
+  document.body.classList.add("asking");
   connect();
   document.getElementById("question").focus();
 });
 
 function closePanel() {
   panel.hidden = true;
+  document.body.classList.remove("asking");
+  for (const passage of passages.querySelectorAll(".passage.asked")) passage.classList.remove("asked");
 }
 document.getElementById("ask-about-close")?.addEventListener("click", closePanel);
 panel?.addEventListener("keydown", (event) => {
