@@ -6,6 +6,9 @@ Notes go through the real pipeline (Celery worker, chunking, embeddings); the sc
 stands in for the model, so a test can read the prompt it was sent and choose what it answers.
 """
 
+import io
+import json
+import zipfile
 from typing import Any
 
 import pytest
@@ -91,6 +94,14 @@ def test_the_answer_reads_the_selection_and_its_neighbours_and_nothing_else(
     for kept in (answer.trace["selection"], question.trace["selection"]):
         assert kept["source_id"] == trip and kept["source_title"] == "Lisbon trip" and kept["text"] == SELECTED
     assert [passage["chunk_id"] for passage in answer.trace["passages"]][0] == kept["chunk_ids"][0]
+
+    # So does the export of everything.
+    archive = zipfile.ZipFile(io.BytesIO(b"".join(api.get("/export").streaming_content)))
+    [exported] = [json.loads(archive.read(name)) for name in archive.namelist() if name.startswith("conversations/")]
+    assert [message["selection"] for message in exported["messages"]] == [
+        {"source_id": trip, "source_title": "Lisbon trip", "text": SELECTED},
+        {"source_id": trip, "source_title": "Lisbon trip", "text": SELECTED},
+    ]
 
     # The conversation page shows the selected text above the question, linked to its passage.
     client = api.client
