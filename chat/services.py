@@ -718,10 +718,12 @@ def _prompt(
     sources = "\n\n".join(f"[{number}] {_as_read(hit, zone)}" for number, hit in enumerate(hits, start=1))
     # The model cannot know what "last week" was; it is told the dates the sources were chosen from.
     when = f"\nThe sources were chosen for this time: {range_label}." if range_label else ""
-    if selection is not None:
-        when += _selected(selection, hits)
+    about = _selected(selection, hits) if selection is not None else ""
     return [
-        {"role": "system", "content": f"{SYSTEM_PROMPT.format(shape=SHAPES[shape])}\n\nSources:\n\n{sources}{when}"},
+        {
+            "role": "system",
+            "content": f"{SYSTEM_PROMPT.format(shape=SHAPES[shape])}\n\nSources:\n\n{sources}{when}{about}",
+        },
         *history,
         {"role": "user", "content": question},
     ]
