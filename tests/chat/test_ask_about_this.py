@@ -14,8 +14,9 @@ from typing import Any
 import pytest
 
 from accounts.models import User
-from chat import services
+from chat import selectors, services
 from chat.models import Message
+from ingestion.models import Chunk
 from secondbrain.errors import AppError
 from tests.chat.test_trust import events_of
 from tests.factories import ApiClient, assert_error, make_source, make_user
@@ -118,7 +119,7 @@ def test_the_same_words_elsewhere_in_the_source_are_read_where_they_were_selecte
 ) -> None:
     """The words "the river" stand in the second passage and the fourth: where they were selected wins."""
     user, api, trip = traveller
-    ids = services.selectors.selection_find(owner_id=user.pk, source_id=trip, text=TRIP[3]).chunk_ids
+    ids = selectors.selection_find(owner_id=user.pk, source_id=trip, text=TRIP[3]).chunk_ids
     scripted_model.script = Script(tokens=["You crossed the river on the ferry to Cacilhas [1]."])
     body = api.post(
         "/ask", {"question": "Where did we go?", "source_id": trip, "selection": "the river", "chunk_id": ids[0]}
@@ -137,7 +138,7 @@ def test_a_selection_across_two_passages_makes_both_primary(
 ) -> None:
     user, api, trip = traveller
     across = "a tiny bakery near the gate.\n\nAna booked the tram 28 tickets"
-    selection = services.selectors.selection_find(owner_id=user.pk, source_id=trip, text=across)
+    selection = selectors.selection_find(owner_id=user.pk, source_id=trip, text=across)
     assert len(selection.chunk_ids) == 2
     scripted_model.script = Script(tokens=["You had custard tarts at a tiny bakery near the gate [1]."])
     api.post("/ask", {"question": "What did we eat?", "source_id": trip, "selection": across})
@@ -213,3 +214,35 @@ def test_someone_elses_source_is_404_and_a_selection_not_in_the_source_422(
     assert_error(ask(source_id=mine.pk), 422, "empty_selection")
     # Refused before anything was stored or asked.
     assert not Message.objects.exists() and scripted_model.script.requests == 0
+
+
+def test_a_calendars_events_are_asked_about_one_at_a_time(user: User) -> None:
+    """A calendar's passages are events of their own: the one selected is read without the events beside it."""
+    calendar = make_source(user, "Calendar", "Dentist appointment\nPlace: Smile Dental")
+    first = calendar.chunks.get()
+    first.anchor = {"when": "Tue 1 Dec 2026, 09:00", "at": "2026-12-01T09:00:00+00:00"}
+    first.save(update_fields=["anchor"])
+    for ordinal, text in ((1, "Piano lesson\nPlace: Music school"), (2, "Team lunch\nPlace: Canteen")):
+        Chunk.objects.create(
+            source=calendar, owner=user, ordinal=ordinal, text=text, occurred_at=first.occurred_at,
+            anchor={"when": "Tue 1 Dec 2026, 12:00", "at": "2026-12-01T12:00:00+00:00"}, embedding=first.embedding,
+        )  # fmt: skip
+    selection = selectors.selection_find(owner_id=user.pk, source_id=calendar.pk, text="Piano lesson")
+    assert [hit.text for hit in selectors.selection_passages(owner_id=user.pk, selection=selection)] == [
+        "Piano lesson\nPlace: Music school"
+    ]
+    # A note's passage is read with the ones around it.
+    note = make_source(user, "Note", "The middle paragraph.")
+    middle = note.chunks.get()
+    Chunk.objects.filter(pk=middle.pk).update(ordinal=1)
+    for ordinal, text in ((0, "The first paragraph."), (2, "The last paragraph.")):
+        Chunk.objects.create(
+            source=note, owner=user, ordinal=ordinal, text=text, occurred_at=middle.occurred_at,
+            anchor={}, embedding=middle.embedding,
+        )  # fmt: skip
+    selection = selectors.selection_find(owner_id=user.pk, source_id=note.pk, text="middle")
+    assert [hit.text for hit in selectors.selection_passages(owner_id=user.pk, selection=selection)] == [
+        "The middle paragraph.",
+        "The first paragraph.",
+        "The last paragraph.",
+    ]
