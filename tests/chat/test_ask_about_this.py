@@ -12,12 +12,14 @@ import zipfile
 from typing import Any
 
 import pytest
+from channels.db import database_sync_to_async
 
 from accounts.models import User
 from chat import selectors, services
 from chat.models import Message
 from ingestion.models import Chunk
 from secondbrain.errors import AppError
+from tests.chat.test_consumers import chat_socket, receive_until, session_headers
 from tests.chat.test_trust import events_of
 from tests.factories import ApiClient, assert_error, make_source, make_user
 from tests.scripted_model import Script, ScriptedModel
@@ -246,3 +248,27 @@ def test_a_calendars_events_are_asked_about_one_at_a_time(user: User) -> None:
         "The first paragraph.",
         "The last paragraph.",
     ]
+
+
+@pytest.mark.asyncio
+async def test_the_chat_socket_asks_about_a_selection_and_says_why_it_cannot(
+    user: User, scripted_model: ScriptedModel
+) -> None:
+    source = await database_sync_to_async(make_source)(user, "Budget", "We agreed on forty thousand for the kitchen.")
+    headers = await database_sync_to_async(session_headers)(user)
+    scripted_model.script = Script(tokens=["You agreed on forty thousand for the kitchen [1]."])
+    async with chat_socket(headers) as socket:
+        await socket.send_json_to({"question": "What is this?", "source_id": str(source.pk), "selection": "fifty"})
+        refused = await socket.receive_from(timeout=30)
+        assert 'data-code="selection_not_in_source"' in refused
+        assert "The selected text is not in this source. Select it again on the source&#x27;s page." in refused
+        # Its Retry asks about the same selection again.
+        assert f'name="source_id" value="{source.pk}"' in refused and 'name="selection" value="fifty"' in refused
+
+        await socket.send_json_to(
+            {"question": "What did we agree?", "source_id": str(source.pk), "selection": "forty  thousand"}
+        )
+        messages = await receive_until(socket, 'data-event="done"', timeout=60)
+    start = messages[0]
+    assert '<blockquote class="selection">' in start and "forty thousand</blockquote>What did we agree?" in start
+    assert any(f'href="/sources/{source.pk}/#chunk-' in message for message in messages)
