@@ -8,6 +8,7 @@ stands in for the model, so a test can read the prompt it was sent and choose wh
 
 import io
 import json
+import urllib.error
 import zipfile
 from typing import Any
 
@@ -20,6 +21,7 @@ from chat.models import Message
 from ingestion.models import Chunk
 from secondbrain.errors import AppError
 from tests.chat.test_consumers import chat_socket, receive_until, session_headers
+from tests.chat.test_sse import post, read_events
 from tests.chat.test_trust import events_of
 from tests.factories import ApiClient, assert_error, make_source, make_user
 from tests.scripted_model import Script, ScriptedModel
@@ -272,3 +274,20 @@ async def test_the_chat_socket_asks_about_a_selection_and_says_why_it_cannot(
     start = messages[0]
     assert '<blockquote class="selection">' in start and "forty thousand</blockquote>What did we agree?" in start
     assert any(f'href="/sources/{source.pk}/#chunk-' in message for message in messages)
+
+
+def test_the_streamed_api_asks_about_a_selection_and_refuses_before_streaming(
+    traveller: tuple[User, ApiClient, int], scripted_model: ScriptedModel, web_server: str
+) -> None:
+    user, api, trip = traveller
+    scripted_model.script = Script(tokens=["Miguel said it would reopen ", "in October [1]."])
+    body = {"question": QUESTION, "source_id": trip, "selection": SELECTED}
+    with post(f"{web_server}/api/ask", body, api.token) as response:
+        events = read_events(response)
+    start, done = events[0][2], events[-1][2]
+    assert start["selection"]["text"] == SELECTED and start["selection"]["source_id"] == trip
+    assert done["route"] == "selection" and "October" in done["answer"] and done["citations"], done
+    with pytest.raises(urllib.error.HTTPError) as refused:
+        post(f"{web_server}/api/ask", {**body, "selection": "the line reopens in March"}, api.token)
+    assert refused.value.code == 422
+    assert json.loads(refused.value.read())["error"]["code"] == "selection_not_in_source"
