@@ -24,8 +24,9 @@ README = """# Your Second Brain export
 Exported {exported_at} for {username}.
 
 - `notes/` — each typed or uploaded text note as Markdown, with YAML front matter: title, date (when it
-  happened), created_at (when you added it), kind.
-- `files/` — each uploaded PDF and recording, byte for byte as you uploaded it.
+  happened), created_at (when you added it), kind; and each web page's text, with its `url`.
+- `files/` — each uploaded PDF, recording and image, byte for byte as you uploaded it (an image's
+  caption is in the manifest).
 - `conversations/` — each conversation as JSON: its messages in order, each answer with its citations
   (the source, where in it, and the passage quoted).
 - `manifest.json` — every source with its kind, dates, sha256 and where it is in this archive.
@@ -97,6 +98,7 @@ def _source_write(archive: zipfile.ZipFile, source: Source) -> dict[str, Any]:
         "created_at": source.created_at.isoformat(),
         "occurred_at": source.occurred_at.isoformat(),
         "status": source.status,
+        **({"caption": source.text} if source.file and source.text else {}),
     }
 
 
@@ -109,8 +111,9 @@ def _note_markdown(source: Source) -> str:
         "created_at": source.created_at.isoformat(),
         "kind": source.kind,
     }
-    if source.metadata.get("filename"):
-        fields["filename"] = json.dumps(str(source.metadata["filename"]), ensure_ascii=False)
+    for key in ("filename", "url"):
+        if source.metadata.get(key):
+            fields[key] = json.dumps(str(source.metadata[key]), ensure_ascii=False)
     front = "\n".join(f"{key}: {value}" for key, value in fields.items())
     return f"---\n{front}\n---\n\n{source.text}\n"
 

@@ -391,12 +391,13 @@ def _conversation_reply(*, user: User, acts: tuple[str, ...]) -> str:
         )
         greeting = "Hello! " if "greeting" in acts else ""
         return (
-            f"{greeting}I answer questions from what you keep here — notes, PDFs, recordings and calendars — and cite the "
+            f"{greeting}I answer questions from what you keep here — notes, PDFs, recordings, calendars, images and web "
+            "pages — and cite the "
             "passages each answer comes from, never the internet. Ask as you would ask a friend who read your "
             'notes: "what did I note about the garden?", "what did I write last week?", "what were my plans '
             "for the trip?\". When your notes don't hold the answer, I say so rather than guess. "
-            f"{held} On the Sources page you type a note or drop in PDFs, audio, calendars and text files; each has a "
-            "Delete button."
+            f"{held} On the Sources page you type a note, add a web page by its address or drop in PDFs, audio, "
+            "images, calendars and text files; each has a Delete button."
         )
     if "thanks" in acts or "praise" in acts:
         return "You're welcome!" + (" Bye for now." if "farewell" in acts else "")

@@ -18,6 +18,12 @@ class NoteIn(Schema):
     occurred_at: datetime | None = None
 
 
+class WebPageIn(Schema):
+    url: str
+    title: str = ""
+    occurred_at: datetime | None = None
+
+
 class QueuedOut(Schema):
     source_id: int
     job_id: int
@@ -47,6 +53,12 @@ class SourceOut(Schema):
     created_at: datetime
     occurred_at: datetime
     metadata: dict[str, Any]
+    # A web page's address; None for every other kind.
+    url: str | None
+
+    @staticmethod
+    def resolve_url(source: Source) -> str | None:
+        return source.metadata.get("url") if source.kind == Source.Kind.URL else None
 
 
 class ChunkOut(Schema):
@@ -76,15 +88,34 @@ def note_create(request: AuthedRequest, payload: NoteIn) -> Status[dict[str, int
     return _queued(job)
 
 
+@router.post("/web-pages", response={202: QueuedOut})
+def web_page_create(request: AuthedRequest, payload: WebPageIn) -> Status[dict[str, int]]:
+    """A web page by its address: checked now, fetched and read by the worker (the job says how it went)."""
+    job = services.web_page_create(
+        owner=request.user,
+        url=payload.url,
+        title=payload.title,
+        occurred_at=payload.occurred_at,
+        via=api_via(request),
+    )
+    return _queued(job)
+
+
 @router.post("/uploads", response={202: QueuedOut})
 def upload_create(
     request: AuthedRequest,
     file: UploadedFile | None = File(None),  # noqa: B008 — ninja's parameter declaration
     title: str = Form(""),  # noqa: B008
+    caption: str = Form(""),  # noqa: B008 — an image's only
     occurred_at: datetime | None = Form(None),  # noqa: B008
 ) -> Status[dict[str, int]]:
     job = services.upload_create(
-        owner=request.user, upload=uploaded_file(request), title=title, occurred_at=occurred_at, via=api_via(request)
+        owner=request.user,
+        upload=uploaded_file(request),
+        title=title,
+        caption=caption,
+        occurred_at=occurred_at,
+        via=api_via(request),
     )
     return _queued(job)
 

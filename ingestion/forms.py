@@ -9,3 +9,12 @@ class NoteForm(forms.Form):
         label="When did it happen?",
         widget=forms.DateTimeInput(attrs={"type": "datetime-local"}),
     )
+
+
+class WebPageForm(forms.Form):
+    # A CharField, not a URLField: the address is checked in one place, `web.url_normalize`.
+    url = forms.CharField(
+        label="Address",
+        max_length=2048,
+        widget=forms.URLInput(attrs={"placeholder": "https://…", "autocomplete": "url"}),
+    )

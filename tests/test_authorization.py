@@ -175,6 +175,7 @@ PAGES: dict[str, Page] = {
     "": Page(("GET",), "own"),
     "notes/": Page(("POST",), "own", data={"title": "Mallory's", "text": "Mallory's own note."}),
     "uploads/": Page(("POST",), "own"),
+    "web-pages/": Page(("POST",), "own", data={"url": "https://example.org/mallorys-page"}),
     "jobs/<int:job_id>/cancel/": Page(("POST",), "not_found", lambda w: {"job_id": w.job.pk}),
     "sources/<int:source_id>/": Page(("GET",), "not_found", lambda w: {"source_id": w.note.pk}),
     "sources/<int:source_id>/file": Page(("GET",), "not_found", lambda w: {"source_id": w.pdf.pk}),
@@ -407,6 +408,7 @@ OPERATIONS: dict[tuple[str, str], Operation] = {
     ("GET", "/api/export"): Operation("own"),
     ("POST", "/api/notes"): Operation("own", body={"title": "Mallory's", "text": "Mallory's own note."}),
     ("POST", "/api/uploads"): Operation("own", multipart=True),
+    ("POST", "/api/web-pages"): Operation("own", body={"url": "https://example.org/mallorys-page"}),
     ("POST", "/api/jobs/{job_id}/cancel"): Operation("not_found", lambda w: {"job_id": w.job.pk}),
     ("GET", "/api/jobs"): Operation(
         "own", listed=lambda w: set(Job.objects.filter(owner=w.alice).values_list("pk", flat=True))
