@@ -83,12 +83,8 @@ function connect() {
 
 button?.addEventListener("click", () => {
   if (!current) return;
-  const text = document.getElementById("selection-text");
-  if (text.value !== current.text) {
-    // Another selection is another conversation: its answers read only that text.
-    document.getElementById("conversation-id").value = "";
-  }
-  text.value = current.text;
+  // One conversation per visit to the page: each question in it carries its own selection.
+  document.getElementById("selection-text").value = current.text;
   document.getElementById("selection-chunk").value = current.chunk || "";
   document.getElementById("ask-selection").textContent = current.text;
   // The question box takes the selection's highlight away: its passages stay marked instead.

@@ -42,15 +42,7 @@ def test_selecting_text_and_asking_about_it_answers_from_that_passage(
     ask_this = page.get_by_role("button", name="Ask about this")
     expect(ask_this).to_be_hidden()
 
-    # Drag across the third passage's text, from its first word to the end of its last line.
-    text = page.locator(f"#chunk-{third.pk} .text")
-    box = text.bounding_box()
-    assert box is not None
-    page.mouse.move(box["x"] + 1, box["y"] + 4)
-    page.mouse.down()
-    page.mouse.move(box["x"] + box["width"] - 1, box["y"] + box["height"] - 4, steps=8)
-    page.mouse.up()
-    selected = page.evaluate("getSelection().toString()").strip()
+    selected = drag_across(page, f"#chunk-{third.pk} .text")
     assert selected.startswith("Ana booked the tram 28") and "Miguel" in selected, selected
 
     expect(ask_this).to_be_visible()
@@ -90,7 +82,35 @@ def test_selecting_text_and_asking_about_it_answers_from_that_passage(
     # The card opens the passage on this same page.
     card.click()
     expect(page.locator(f"#chunk-{third.pk}")).to_have_css("outline-style", "solid")
-    assert watch.violations == [] and watch.refusals == [] and watch.exceptions == []
+
+    # Another selection, asked about in the same conversation: its own quote, its own passages.
+    last = Chunk.objects.get(source_id=trip, text__startswith="On Monday")
+    page.locator(f"#chunk-{last.pk}").scroll_into_view_if_needed()
+    drag_across(page, f"#chunk-{last.pk} .text")
+    ask_this.click()
+    expect(panel.locator("#ask-selection")).to_contain_text("Pena Palace")
+    scripted_model.script = Script(tokens=["It rained all day in Sintra [1]."])
+    question.fill("What was the weather like?")
+    question.press("Enter")
+    expect(panel.locator(".msg--assistant").nth(1).locator(".citation")).to_have_attribute(
+        "href", f"/sources/{trip}/#chunk-{last.pk}", timeout=60_000
+    )
+    expect(panel.locator(".msg--user").nth(1).locator(".selection")).to_contain_text("Pena Palace")
+    expect(panel.locator("#conversation-list a")).to_have_count(1)
+    messages = scripted_model.script.bodies[-1]["messages"]
+    assert TRIP[4] in messages[0]["content"] and TRIP[2] not in messages[0]["content"]
+    assert watch.violations == [] and watch.refusals == [] and watch.exceptions == [] and watch.errors == []
+
+
+def drag_across(page: Page, selector: str) -> str:
+    """Select an element's text with the mouse, from its first word to the end of its last line."""
+    box = page.locator(selector).bounding_box()
+    assert box is not None
+    page.mouse.move(box["x"] + 1, box["y"] + 4)
+    page.mouse.down()
+    page.mouse.move(box["x"] + box["width"] - 1, box["y"] + box["height"] - 4, steps=8)
+    page.mouse.up()
+    return str(page.evaluate("getSelection().toString()")).strip()
 
 
 def test_the_button_is_reached_with_the_keyboard_after_a_selection(
