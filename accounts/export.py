@@ -143,6 +143,8 @@ def _conversation(conversation: Conversation) -> dict[str, Any]:
                 "created_at": message.created_at.isoformat(),
                 "status": message.status,
                 "abstained": message.abstained,
+                # What a question was asked about ("Ask about this"): the source and the text selected in it.
+                "selection": _selection(message.trace.get("selection")),
                 "citations": [
                     {
                         "marker": citation.marker,
@@ -157,6 +159,12 @@ def _conversation(conversation: Conversation) -> dict[str, Any]:
             for message in conversation.messages.all()
         ],
     }
+
+
+def _selection(selection: dict[str, Any] | None) -> dict[str, Any] | None:
+    if not selection:
+        return None
+    return {key: selection.get(key) for key in ("source_id", "source_title", "text")}
 
 
 def _slug(text: str) -> str:

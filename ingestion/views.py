@@ -12,6 +12,7 @@ from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
 
 from accounts.http import PAGE, AuthedRequest
+from chat.services import SELECTION_MAX_CHARS
 from ingestion import selectors, services
 from ingestion.forms import NoteForm, WebPageForm
 from ingestion.models import Job, Source
@@ -155,7 +156,8 @@ def source_delete(request: AuthedRequest, source_id: int) -> HttpResponse:
 @login_required
 def source_detail(request: AuthedRequest, source_id: int) -> HttpResponse:
     source = selectors.source_get(owner=request.user, source_id=source_id)
-    return render(request, "ingestion/source.html", {"source": source, "chunks": source.chunks.all()})
+    context = {"source": source, "chunks": source.chunks.all(), "selection_max_chars": SELECTION_MAX_CHARS}
+    return render(request, "ingestion/source.html", context)
 
 
 @login_required

@@ -578,11 +578,13 @@ def websocket_routes() -> list[str]:
 
 
 async def _chat_probe(world: World, mallory: WebsocketCommunicator) -> list[str]:
-    """Mallory asks in Alice's conversation and asks for its answer again: both are not found."""
+    """Mallory asks in Alice's conversation, asks for its answer again, and asks about text of Alice's
+    note: all are not found."""
     received = []
     for message in (
         {"question": "What is the budget?", "conversation_id": str(world.conversation.pk)},
         {"action": "regenerate", "conversation_id": str(world.conversation.pk)},
+        {"question": "What is this?", "source_id": str(world.note.pk), "selection": "budget is forty-two"},
     ):
         await mallory.send_json_to(message)
         received.append(await mallory.receive_from(timeout=20))
