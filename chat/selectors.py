@@ -304,13 +304,16 @@ def _names(text: str) -> list[str]:
 
 
 _SPEAKERS_SQL = f"""
-SELECT name FROM unnest(%(names)s::text[]) AS name,
-LATERAL (
-    SELECT ARRAY(
+WITH named AS MATERIALIZED (
+    -- Each name's keys in the terms index, made here (as the search's `terms`): made in the lookup's
+    -- condition, as a subquery, they would keep row-level security from letting the index answer it.
+    SELECT name, ARRAY(
         SELECT {_OWNER_TERM.format(lexeme="lexeme")}
         FROM unnest(tsvector_to_array(to_tsvector('{SEARCH_CONFIG}', name))) AS lexeme
     ) AS keys
-) k
+    FROM unnest(%(names)s::text[]) AS name
+)
+SELECT name FROM named k
 WHERE cardinality(k.keys) > 0 AND EXISTS (
     SELECT 1 FROM ingestion_chunk c
     WHERE c.owner_id = %(owner)s AND {OWNER_TERMS} @> k.keys

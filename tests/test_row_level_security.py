@@ -255,3 +255,19 @@ def test_a_search_under_row_level_security_looks_up_each_passages_neighbours_by_
         r"on chunk_source_ordinal_unique\s.*\n\s+Index Cond: \(\(source_id = h\.source_id\) AND \(ordinal >= ", plan
     )
     assert passage and neighbours, plan
+
+
+@pytest.mark.django_db
+def test_finding_who_speaks_under_row_level_security_reads_the_terms_index() -> None:
+    """Which names of a question label lines in the owner's passages (`chat.selectors._speakers`) is
+    looked up in the same index, under the policy too; and only in the owner's passages."""
+    owners = _many_passages()
+    make_source(owners[0], "Call", "Caroline: the roofer comes on Friday.\nMelanie: and the budget?")
+    make_source(owners[1], "Call", "Gina: the budget is spent.")
+    with rls.owner_scope(owners[0].pk):
+        assert chat_selectors._speakers(owner_id=owners[0].pk, names=["Caroline", "Gina", "Roofer"]) == ["Caroline"]
+        with connection.cursor() as cursor:
+            cursor.execute("SET LOCAL enable_seqscan = off")
+            cursor.execute(f"EXPLAIN {chat_selectors._SPEAKERS_SQL}", {"owner": owners[0].pk, "names": ["Caroline"]})
+            plan = "\n".join(row[0] for row in cursor.fetchall())
+    assert "Index Scan on chunk_owner_terms_gin" in plan, plan
