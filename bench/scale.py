@@ -578,13 +578,16 @@ def _run(queries: list[Query], settings: dict[str, str], call: Callable[[Query],
 
 
 def _run_paired(queries: list[Query], calls: dict[str, Callable[[Query], list[int]]]) -> dict[str, Run]:
-    """`_run` for several searches at once, each query through all of them in turn, the order alternating:
+    """`_run` for several searches at once, each query through all of them in turn, the order rotating:
     run one after the other, the second found the first one's pages in the cache (×1.5 at 1M chunks
-    for the same SQL cost)."""
+    for the same SQL cost). Rotated, not reversed: of three searches, reversing never ran the middle
+    one first, and at 1M chunks it came out ~20 % faster than the two others at p50 for the same
+    execution time in EXPLAIN ANALYZE."""
     order = list(calls)
     results: dict[str, list[tuple[float, list[int]]]] = {name: [] for name in order}
     for index, query in enumerate(queries):
-        for name in order if index % 2 else reversed(order):
+        turn = index % len(order)
+        for name in order[turn:] + order[:turn]:
             started = time.perf_counter()
             ids = calls[name](query)
             if index >= 50:  # the first 50 queries only warm the caches

@@ -182,7 +182,8 @@ fts AS (
     SELECT id, row_number() OVER (ORDER BY rank DESC, id) AS rnk, rank, max(rank) OVER () AS top
     FROM bm25 ORDER BY rank DESC, id LIMIT %(candidates)s
 ),
-fused AS (
+fused AS MATERIALIZED (
+    -- Materialized: its ids are then plain values below, not coalesce() (see `spread`).
     SELECT coalesce(vec.id, fts.id) AS id,
            (
                coalesce(%(w_vec)s / (%(rrf_k)s + vec.rnk), 0)
@@ -200,12 +201,22 @@ spread AS (
     -- Its parts (its own score, its neighbours' shares) add up, but beyond the largest only at `rest`:
     -- on prose, the neighbours of a strong passage crowded out others that match the question themselves.
     SELECT c.id, max(part) + %(rest)s * (sum(part) - max(part)) AS score,
-           max(CASE WHEN c.id = h.id THEN f.text_rank ELSE 0 END) AS text_rank
+           max(CASE WHEN c.id = f.id THEN f.text_rank ELSE 0 END) AS text_rank
     FROM fused f
-    JOIN ingestion_chunk h ON h.id = f.id
+    CROSS JOIN LATERAL (
+        -- Where the passage stands, and its neighbours' ordinals, made in a subquery of its own (LIMIT
+        -- keeps it one; there is one row anyway). Under row-level security an index may answer only
+        -- leakproof conditions — a coalesce() is not one, nor integer arithmetic (it can overflow) —
+        -- and the planner takes the policy for a filter that keeps a hundredth of the rows: joined
+        -- directly, a passage was looked up among all of its owner's, and its neighbours among all of
+        -- its source's (bench/scale.py, bench/RESULTS.md).
+        SELECT h.id, h.ordinal, h.source_id, h.ordinal - 1 AS first_ordinal, h.ordinal + 1 AS last_ordinal,
+               h.anchor ? 'at' AS event
+        FROM ingestion_chunk h WHERE h.id = f.id LIMIT 1
+    ) h
     -- A calendar's events (anchored at their time, `at`) are things of their own: no shares between them.
-    JOIN ingestion_chunk c ON c.source_id = h.source_id AND c.ordinal BETWEEN h.ordinal - 1 AND h.ordinal + 1
-        AND (c.id = h.id OR NOT h.anchor ? 'at')
+    JOIN ingestion_chunk c ON c.source_id = h.source_id AND c.ordinal BETWEEN h.first_ordinal AND h.last_ordinal
+        AND (c.id = h.id OR NOT h.event)
     CROSS JOIN LATERAL (
         SELECT f.score * CASE c.ordinal - h.ordinal WHEN 0 THEN 1.0 WHEN 1 THEN %(after)s ELSE %(before)s END AS part
     ) shares
@@ -294,13 +305,16 @@ def _names(text: str) -> list[str]:
 
 
 _SPEAKERS_SQL = f"""
-SELECT name FROM unnest(%(names)s::text[]) AS name,
-LATERAL (
-    SELECT ARRAY(
+WITH named AS MATERIALIZED (
+    -- Each name's keys in the terms index, made here (as the search's `terms`): made in the lookup's
+    -- condition, as a subquery, they would keep row-level security from letting the index answer it.
+    SELECT name, ARRAY(
         SELECT {_OWNER_TERM.format(lexeme="lexeme")}
         FROM unnest(tsvector_to_array(to_tsvector('{SEARCH_CONFIG}', name))) AS lexeme
     ) AS keys
-) k
+    FROM unnest(%(names)s::text[]) AS name
+)
+SELECT name FROM named k
 WHERE cardinality(k.keys) > 0 AND EXISTS (
     SELECT 1 FROM ingestion_chunk c
     WHERE c.owner_id = %(owner)s AND {OWNER_TERMS} @> k.keys

@@ -6,6 +6,7 @@ for — and shows that the person still gets only their own rows, and that the b
 really taken (their own rows come through it).
 """
 
+import re
 from collections.abc import Callable
 from typing import Any
 
@@ -200,17 +201,21 @@ FROM ingestion_chunk c CROSS JOIN generate_series(1, 1000) AS n
 """
 
 
-@pytest.mark.django_db
-def test_a_search_under_row_level_security_still_reads_the_terms_index() -> None:
-    """The policy must not cost the passage search its GIN index: PostgreSQL lets an index answer a
-    condition under a policy only when the condition is leakproof (chat migration 0004, the search's
-    `terms`). Without it every search reads all of its owner's passages."""
+def _many_passages() -> list[User]:
+    """20 people with 1,000 passages each."""
     owners = [make_user() for _ in range(20)]
     for owner in owners:
         make_source(owner, "Notes", "A first note.")
     with connection.cursor() as cursor:
         cursor.execute(_MANY_PASSAGES)
         cursor.execute("ANALYZE ingestion_chunk")
+    return owners
+
+
+def _searched_by_its_owner(query: str) -> str:
+    """The plan of the hybrid search's statement for `query`, by its owner under the policies, over 20
+    people's 1,000 passages each (seq scans off: at this size the planner would read the table whole)."""
+    owners = _many_passages()
     statements: list[tuple[str, Any]] = []
 
     def keep(execute: Callable[..., Any], sql: str, params: Any, many: bool, context: dict[str, Any]) -> Any:
@@ -219,11 +224,50 @@ def test_a_search_under_row_level_security_still_reads_the_terms_index() -> None
 
     with rls.owner_scope(owners[0].pk):
         with connection.execute_wrapper(keep):
-            hits = chat_selectors.search(owner_id=owners[0].pk, query="the roofer's budget", k=5)
+            hits = chat_selectors.search(owner_id=owners[0].pk, query=query, k=5)
         assert hits
         sql, params = next((sql, params) for sql, params in statements if "postings" in sql)
         with connection.cursor() as cursor:
             cursor.execute("SET LOCAL enable_seqscan = off")
             cursor.execute(f"EXPLAIN {sql}", params)
+            return "\n".join(row[0] for row in cursor.fetchall())
+
+
+@pytest.mark.django_db
+def test_a_search_under_row_level_security_still_reads_the_terms_index() -> None:
+    """The policy must not cost the passage search its GIN index: PostgreSQL lets an index answer a
+    condition under a policy only when the condition is leakproof (chat migration 0004, the search's
+    `terms`). Without it every search reads all of its owner's passages."""
+    plan = _searched_by_its_owner("the roofer's budget")
+    assert "Index Scan on chunk_owner_terms_gin" in plan, plan
+
+
+@pytest.mark.django_db
+def test_a_search_under_row_level_security_looks_up_each_passages_neighbours_by_their_place() -> None:
+    """The neighbours that share a found passage's score are read by (source, ordinal), and the passage
+    itself by its id — not among all of the owner's passages, nor all of its source's: under a policy
+    neither a coalesce() nor `ordinal - 1` may choose an index's rows (chat.selectors, `spread`)."""
+    plan = _searched_by_its_owner("the roofer's budget")
+    passage = re.search(
+        r"Index Scan using ingestion_chunk_pkey on ingestion_chunk h\s.*\n\s+Index Cond: \(id = f\.id\)", plan
+    )
+    neighbours = re.search(
+        r"on chunk_source_ordinal_unique\s.*\n\s+Index Cond: \(\(source_id = h\.source_id\) AND \(ordinal >= ", plan
+    )
+    assert passage and neighbours, plan
+
+
+@pytest.mark.django_db
+def test_finding_who_speaks_under_row_level_security_reads_the_terms_index() -> None:
+    """Which names of a question label lines in the owner's passages (`chat.selectors._speakers`) is
+    looked up in the same index, under the policy too; and only in the owner's passages."""
+    owners = _many_passages()
+    make_source(owners[0], "Call", "Caroline: the roofer comes on Friday.\nMelanie: and the budget?")
+    make_source(owners[1], "Call", "Gina: the budget is spent.")
+    with rls.owner_scope(owners[0].pk):
+        assert chat_selectors._speakers(owner_id=owners[0].pk, names=["Caroline", "Gina", "Roofer"]) == ["Caroline"]
+        with connection.cursor() as cursor:
+            cursor.execute("SET LOCAL enable_seqscan = off")
+            cursor.execute(f"EXPLAIN {chat_selectors._SPEAKERS_SQL}", {"owner": owners[0].pk, "names": ["Caroline"]})
             plan = "\n".join(row[0] for row in cursor.fetchall())
     assert "Index Scan on chunk_owner_terms_gin" in plan, plan
