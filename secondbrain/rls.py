@@ -1,7 +1,7 @@
 """Row-level security: whose rows the database lets a unit of work see.
 
 Every query the app filters by owner; PostgreSQL checks it again. Sources, passages, jobs,
-conversations, messages and citations carry policies (migrations `ingestion.0014`, `chat.0006`)
+conversations, messages and citations carry policies (migrations `chat.0004`, and `accounts.0003` for the audit log)
 that let the role `secondbrain_app`, which has no BYPASSRLS and owns no table, see and write only
 the rows of the owner named by the session setting `secondbrain.owner` — none when it is empty. A
 query that forgets its owner filter returns nothing of anyone else.
