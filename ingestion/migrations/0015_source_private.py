@@ -1,0 +1,21 @@
+from django.db import migrations, models
+
+
+class Migration(migrations.Migration):
+    dependencies = [
+        ("ingestion", "0014_source_kind_calendar"),
+    ]
+
+    operations = [
+        migrations.AddField(
+            model_name="source",
+            name="private",
+            field=models.BooleanField(default=False),
+        ),
+        migrations.AddIndex(
+            model_name="source",
+            index=models.Index(
+                condition=models.Q(("private", True)), fields=["owner"], name="source_owner_private"
+            ),
+        ),
+    ]
