@@ -11,6 +11,8 @@ from chat import selectors, services
 from ingestion.models import Source
 
 router = Router(tags=["chat"])
+INCLUDE_PRIVATE = "also read the sources marked private (left out unless asked)"
+PRIVATE_SOURCE = "the source is private (shown with a lock)"
 
 
 class SearchQuery(Schema):
@@ -21,6 +23,7 @@ class SearchQuery(Schema):
     since: datetime | None = None
     until: datetime | None = None
     kind: Source.Kind | None = None
+    include_private: bool = Field(False, description=INCLUDE_PRIVATE)
 
 
 class SearchResultOut(Schema):
@@ -33,6 +36,7 @@ class SearchResultOut(Schema):
     similarity: float = Field(description="cosine similarity of the passage to the question's meaning, -1 to 1")
     occurred_at: datetime
     anchor: dict[str, Any]
+    private: bool = Field(False, description=PRIVATE_SOURCE)
 
 
 class DateRangeOut(Schema):
@@ -50,6 +54,7 @@ class SearchOut(Schema):
 class AskIn(Schema):
     question: str
     conversation_id: int | None = None
+    include_private: bool = Field(False, description=INCLUDE_PRIVATE)
 
 
 class CitationOut(Schema):
@@ -59,6 +64,7 @@ class CitationOut(Schema):
     source_title: str
     anchor: dict[str, Any]
     excerpt: str
+    private: bool = Field(False, description=PRIVATE_SOURCE)
 
 
 class AskOut(Schema):
@@ -80,6 +86,7 @@ def search(request: AuthedRequest, params: Query[SearchQuery]) -> dict[str, Any]
         since=params.since,
         until=params.until,
         kind=params.kind.value if params.kind else None,
+        include_private=params.include_private,
     )
     return {"mode": retrieval.mode, "date_range": retrieval.date_range, "results": retrieval.hits}
 
@@ -94,11 +101,18 @@ def ask(request: AuthedRequest, payload: AskIn) -> Any:
     user.pk  # noqa: B018 — resolve the lazy user here: the stream runs where the ORM must not be called directly
     if "text/event-stream" in request.headers.get("Accept", ""):
         return StreamingHttpResponse(
-            services.answer_sse(user=user, question=question, conversation_id=payload.conversation_id),
+            services.answer_sse(
+                user=user,
+                question=question,
+                conversation_id=payload.conversation_id,
+                include_private=payload.include_private,
+            ),
             content_type="text/event-stream",
             headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
         )
-    return async_to_sync(services.answer_collect)(user=user, question=question, conversation_id=payload.conversation_id)
+    return async_to_sync(services.answer_collect)(
+        user=user, question=question, conversation_id=payload.conversation_id, include_private=payload.include_private
+    )
 
 
 class RememberedOut(Schema):

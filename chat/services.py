@@ -35,7 +35,7 @@ from chat.models import Citation, Conversation, Message
 from chat.selectors import Hit, Retrieval
 from chat.templatetags.chat_tags import passage_url
 from ingestion.models import Chunk, Source, anchor_label
-from ingestion.selectors import sources_of
+from ingestion.selectors import sources_of, sources_searchable
 from ingestion.services import note_create
 from secondbrain import limits, rls
 from secondbrain.errors import DATABASE_UNREACHABLE, AppError, as_app_error
@@ -119,6 +119,7 @@ class _Turn:
     retrieval: Retrieval | None = None
     left_out: int = 0  # earlier messages that did not fit the model's context
     prompt: list[dict[str, str]] = field(default_factory=list)
+    include_private: bool = False  # the person asked to include their private sources in this answer
 
     def mark(self, name: str) -> None:
         self.timings[name] = round(time.perf_counter() - self.started, 3)
@@ -145,13 +146,14 @@ async def answer_stream(
     conversation_id: int | None = None,
     ignore_dates: bool = False,
     regenerate: bool = False,
+    include_private: bool = False,
 ) -> AsyncGenerator[Event, None]:
     """Yield `start`, `stage`…, `token`…, then `citations` and `done` — or `error` and `done`.
 
     The `found` stage carries the retrieval `mode` and the `date_range` the question was read as
     (with its `label`), so a page can show and undo it; `ignore_dates` answers as if the question
     named no time. `regenerate` answers the conversation's last question again, replacing its
-    answer (`question` is then ignored). Cancelling the task that iterates this generator while
+    answer (`question` is then ignored). Private sources are read only with `include_private`. Cancelling the task that iterates this generator while
     the model writes stores the partial answer as stopped; the caller reports that itself.
     """
     # Whoever iterates this (a socket's task, the API's stream, the command line), the database
@@ -163,6 +165,7 @@ async def answer_stream(
             conversation_id=conversation_id,
             ignore_dates=ignore_dates,
             regenerate=regenerate,
+            include_private=include_private,
         )
         # Closing this closes them: a cancelled answer is stored as stopped (see `_answer_events`).
         async with contextlib.aclosing(events):
@@ -171,7 +174,13 @@ async def answer_stream(
 
 
 async def _answer_events(
-    *, user: User, question: str, conversation_id: int | None, ignore_dates: bool, regenerate: bool
+    *,
+    user: User,
+    question: str,
+    conversation_id: int | None,
+    ignore_dates: bool,
+    regenerate: bool,
+    include_private: bool,
 ) -> AsyncGenerator[Event, None]:
     if regenerate:
         turn = await _step(_turn_again)(user=user, conversation_id=conversation_id)
@@ -179,6 +188,7 @@ async def _answer_events(
     else:
         question = question_clean(question)
         turn = await _step(_turn_begin)(user=user, question=question, conversation_id=conversation_id)
+    turn.include_private = include_private
     yield {
         "type": "start",
         "conversation_id": turn.conversation.pk,
@@ -221,7 +231,9 @@ async def _answer_events(
         yield _done(message, [])
         return
     # Settled before the model is asked: the notes tell what the question asks of another speaker.
-    elsewhere = await _step(_told_elsewhere)(user=user, question=question, hits=relevant, ignore_dates=ignore_dates)
+    elsewhere = await _step(_told_elsewhere)(
+        user=user, question=question, hits=relevant, ignore_dates=ignore_dates, include_private=include_private
+    )
     turn.mark("elsewhere")
     if elsewhere is not None:
         message = await _step(_answer_store)(turn=turn, text=elsewhere.text, hits=relevant, elsewhere=elsewhere)
@@ -272,6 +284,7 @@ async def _listing_stream(*, turn: _Turn, user: User) -> AsyncIterator[Event]:
         k=order.count if order is not None else LISTING_MAX_SOURCES,
         oldest_first=order.oldest if order is not None else retrieval.chronological,
         kind=order.kind if order is not None else None,
+        include_private=turn.include_private,
     )
     turn.retrieval = retrieval = Retrieval(
         mode=retrieval.mode,
@@ -387,10 +400,15 @@ def question_clean(question: str) -> str:
     return question
 
 
-async def answer_sse(*, user: User, question: str, conversation_id: int | None = None) -> AsyncIterator[str]:
+async def answer_sse(
+    *, user: User, question: str, conversation_id: int | None = None, include_private: bool = False
+) -> AsyncIterator[str]:
     """`answer_stream` as Server-Sent Events: `event: <type>` and the event as JSON, one per message."""
+    events = answer_stream(
+        user=user, question=question, conversation_id=conversation_id, include_private=include_private
+    )
     try:
-        async for event in answer_stream(user=user, question=question, conversation_id=conversation_id):
+        async for event in events:
             yield f"event: {event['type']}\ndata: {json.dumps(event, cls=DjangoJSONEncoder)}\n\n"
     except (AppError, *DATABASE_UNREACHABLE) as exc:  # the status line is gone by now: the failure is an event
         error = as_app_error(exc)
@@ -398,11 +416,16 @@ async def answer_sse(*, user: User, question: str, conversation_id: int | None =
         yield f"event: error\ndata: {json.dumps(payload)}\n\n"
 
 
-async def answer_collect(*, user: User, question: str, conversation_id: int | None = None) -> dict[str, Any]:
+async def answer_collect(
+    *, user: User, question: str, conversation_id: int | None = None, include_private: bool = False
+) -> dict[str, Any]:
     """Run `answer_stream` to its end and return the `POST /api/ask` payload."""
     done: Event = {}
     error: Event | None = None
-    async for event in answer_stream(user=user, question=question, conversation_id=conversation_id):
+    events = answer_stream(
+        user=user, question=question, conversation_id=conversation_id, include_private=include_private
+    )
+    async for event in events:
         if event["type"] == "error":
             error = event
         elif event["type"] == "done":
@@ -439,13 +462,16 @@ def _retrieve(*, turn: _Turn, user: User, ignore_dates: bool) -> Retrieval:
         label = f"Your {'oldest' if oldest else 'newest'} source" + (f"s ({count} at most)" if count > 1 else "")
         everything = temporal.DateRange(since=None, until=None, clock=temporal.clock_of(turn.question.content))
         return Retrieval(mode="temporal", date_range=everything, hits=[], label=label)
-    kind, k = turn.intent.source_kind, turn.context_passages
-    ready = sources_of(owner=user).filter(kind=kind, status=Source.Status.READY)
+    kind, k, private = turn.intent.source_kind, turn.context_passages, turn.include_private
+    ready = sources_searchable(owner=user, include_private=private).filter(kind=kind, status=Source.Status.READY)
     newest = ready.order_by("-created_at", "-id").first() if kind else None
+    search = functools.partial(
+        selectors.retrieve, owner=user, query=turn.intent.search, k=k, ignore_dates=ignore_dates, include_private=private
+    )
     if newest is None:
-        return selectors.retrieve(owner=user, query=turn.intent.search, k=k, ignore_dates=ignore_dates)
+        return search()
     if intent.names_a_topic(turn.question.content):
-        return selectors.retrieve(owner=user, query=turn.intent.search, k=k, kind=kind, ignore_dates=ignore_dates)
+        return search(kind=kind)
     hits = selectors.source_passages(owner_id=user.pk, source_id=newest.pk, k=k)
     return Retrieval(mode="semantic", date_range=None, hits=hits, query=turn.intent.search, pointed=True)
 
@@ -487,14 +513,20 @@ class _Elsewhere:
         return f"{ABSTAIN_TEXT} What comes closest in them is about {self.person}."
 
 
-def _told_elsewhere(*, user: User, question: str, hits: list[Hit], ignore_dates: bool) -> _Elsewhere | None:
+def _told_elsewhere(
+    *, user: User, question: str, hits: list[Hit], ignore_dates: bool, include_private: bool
+) -> _Elsewhere | None:
     """Whether the question names one speaker of the passages while another's lines answer it (grounding)."""
     passages = [hit.text for hit in hits]
     found: dict[str, list[Hit]] = {}
     asked = checks.about_others(question, passages)
     for name, other_question in asked.items():
         retrieval = selectors.retrieve(
-            owner=user, query=other_question, k=settings.ANSWER_CONTEXT_PASSAGES, ignore_dates=ignore_dates
+            owner=user,
+            query=other_question,
+            k=settings.ANSWER_CONTEXT_PASSAGES,
+            ignore_dates=ignore_dates,
+            include_private=include_private,
         )
         found[name] = _relevant(retrieval)
     person = checks.told_of_someone_else(
@@ -782,6 +814,7 @@ def _trace(
         "query": retrieval.query if retrieval else "",
         "source_kind": turn.intent.source_kind if turn.intent is not None else None,
         "pointed": retrieval.pointed if retrieval else False,
+        "include_private": turn.include_private,
         "timings": turn.timings,
         "left_out": turn.left_out,
         "prompt": turn.prompt or None,
@@ -797,6 +830,7 @@ def _trace(
                 "anchor": hit.anchor,
                 "excerpt": hit.text,
                 "similarity": round(hit.similarity, 4),
+                "private": hit.private,
             }
             for hit in nearest
         ],
@@ -812,8 +846,9 @@ def _citations_payload(*, message: Message) -> list[dict[str, Any]]:
             "source_title": citation.source_title,
             "anchor": citation.anchor,
             "excerpt": citation.excerpt,
+            "private": citation.private,
         }
-        for citation in message.citations.all()
+        for citation in selectors.citations_of(message=message)
     ]
 
 
@@ -834,7 +869,8 @@ def message_remember(*, user: User, message_id: int, via: Via | None = None) -> 
     normal note pipeline (chunked, embedded, searchable), attributed to its conversation.
 
     Idempotent: an answer already remembered returns its note (`created` False); the answer's row is
-    locked meanwhile, so two clicks at once make one note. Someone else's message is a 404; a
+    locked meanwhile, so two clicks at once make one note. An answer that cites a private source is
+    remembered as a private note: its sentences may repeat what the source says. Someone else's message is a 404; a
     question, an answer still cut off, stopped or that found nothing is refused (422).
     """
     with transaction.atomic():
@@ -861,6 +897,7 @@ def message_remember(*, user: User, message_id: int, via: Via | None = None) -> 
                 title="Remembered: " + Truncator(" ".join(question_text.split())).chars(REMEMBER_TITLE_CHARS),
                 occurred_at=message.created_at,
                 via=via,
+                private=selectors.citations_of(message=message).filter(private=True).exists(),
                 metadata={
                     "remembered": {
                         "conversation_id": message.conversation_id,

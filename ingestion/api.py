@@ -1,7 +1,7 @@
 from datetime import datetime
 from typing import Any
 
-from ninja import File, Form, Router, Schema, Status
+from ninja import Field, File, Form, Router, Schema, Status
 from ninja.files import UploadedFile
 
 from accounts.http import AuthedRequest, api_via
@@ -12,10 +12,14 @@ from ingestion.uploads import uploaded_file
 router = Router(tags=["ingestion"])
 
 
+PRIVATE = "left out of search, answers and the MCP tools unless they are asked to include private sources"
+
+
 class NoteIn(Schema):
     title: str = ""
     text: str
     occurred_at: datetime | None = None
+    private: bool = Field(False, description=PRIVATE)
 
 
 class QueuedOut(Schema):
@@ -47,6 +51,11 @@ class SourceOut(Schema):
     created_at: datetime
     occurred_at: datetime
     metadata: dict[str, Any]
+    private: bool = Field(description=PRIVATE)
+
+
+class SourcePatchIn(Schema):
+    private: bool | None = Field(None, description=PRIVATE)
 
 
 class ChunkOut(Schema):
@@ -72,6 +81,7 @@ def note_create(request: AuthedRequest, payload: NoteIn) -> Status[dict[str, int
         title=payload.title,
         occurred_at=payload.occurred_at,
         via=api_via(request),
+        private=payload.private,
     )
     return _queued(job)
 
@@ -82,9 +92,15 @@ def upload_create(
     file: UploadedFile | None = File(None),  # noqa: B008 — ninja's parameter declaration
     title: str = Form(""),  # noqa: B008
     occurred_at: datetime | None = Form(None),  # noqa: B008
+    private: bool = Form(False, description=PRIVATE),  # noqa: B008
 ) -> Status[dict[str, int]]:
     job = services.upload_create(
-        owner=request.user, upload=uploaded_file(request), title=title, occurred_at=occurred_at, via=api_via(request)
+        owner=request.user,
+        upload=uploaded_file(request),
+        title=title,
+        occurred_at=occurred_at,
+        via=api_via(request),
+        private=private,
     )
     return _queued(job)
 
@@ -112,6 +128,13 @@ def source_list(request: AuthedRequest) -> Any:
 @router.get("/sources/{source_id}", response=SourceOut)
 def source_detail(request: AuthedRequest, source_id: int) -> Source:
     return selectors.source_get(owner=request.user, source_id=source_id)
+
+
+@router.patch("/sources/{source_id}", response=SourceOut)
+def source_update(request: AuthedRequest, source_id: int, payload: SourcePatchIn) -> Source:
+    """Change a source: `{"private": true}` leaves it out of search and answers from the next question on."""
+    source = selectors.source_get(owner=request.user, source_id=source_id)
+    return services.source_update(source=source, private=payload.private)
 
 
 @router.delete("/sources/{source_id}", response={204: None})

@@ -40,22 +40,25 @@ class Command(BaseCommand):
         parser.add_argument("paths", nargs="+", type=Path, metavar="PATH")
         parser.add_argument("--user", required=True, help="the username whose sources these become")
         parser.add_argument("--wait", action="store_true", help="wait for processing and report each outcome")
+        parser.add_argument(
+            "--private", action="store_true", help="add them as private: left out of search and answers unless asked"
+        )
 
-    def handle(self, *args: Any, paths: list[Path], user: str, wait: bool, **options: Any) -> None:
+    def handle(self, *args: Any, paths: list[Path], user: str, wait: bool, private: bool, **options: Any) -> None:
         owner = user_named(user)
         if owner is None:
             raise CommandError(f"There is no user named {user!r}.")
         with rls.owner_scope(owner.pk):
-            self._ingest(owner, paths, wait=wait)
+            self._ingest(owner, paths, wait=wait, private=private)
 
-    def _ingest(self, owner: User, paths: list[Path], *, wait: bool) -> None:
+    def _ingest(self, owner: User, paths: list[Path], *, wait: bool, private: bool) -> None:
         outcome = Outcome()
         files = self._files(paths, outcome)
         # The bar writes to the stream itself: OutputWrapper ends every write with a newline, which
         # would turn each redraw into a line of its own. disable=None: no bar unless on a terminal.
         for path in tqdm(files, desc="Adding", unit="file", file=self.stderr._out, disable=None):
             try:
-                outcome.added[path] = services.file_add(owner=owner, path=path)
+                outcome.added[path] = services.file_add(owner=owner, path=path, private=private)
             except AppError as exc:
                 (outcome.skipped if exc.code in SKIPPED_CODES else outcome.failed).append((path, _reason(exc)))
             except OSError as exc:
