@@ -15,6 +15,7 @@ from ingestion.uploads import uploaded_file
 from secondbrain.errors import AppError, with_retry_after
 
 HOME = "ingestion/home.html"
+SOURCE = "ingestion/source.html"
 RANGE_MAX_BYTES = 8 * 2**20
 
 
@@ -52,6 +53,7 @@ def note_create(request: AuthedRequest) -> HttpResponse:
                 title=form.cleaned_data["title"],
                 occurred_at=form.cleaned_data["occurred_at"],
                 via=PAGE,
+                private=form.cleaned_data["private"],
             )
         except AppError as exc:
             form.add_error("text", exc.message)
@@ -76,7 +78,11 @@ def upload_create(request: AuthedRequest) -> HttpResponse:
     """One dropped file: the new source's row, or the reason it was refused (as text, with its status)."""
     try:
         job = services.upload_create(
-            owner=request.user, upload=uploaded_file(request), title=request.POST.get("title", ""), via=PAGE
+            owner=request.user,
+            upload=uploaded_file(request),
+            title=request.POST.get("title", ""),
+            via=PAGE,
+            private=request.POST.get("private") in ("true", "on"),
         )
     except AppError as exc:
         refusal = HttpResponse(exc.message, status=exc.status, content_type="text/plain; charset=utf-8")
@@ -114,9 +120,24 @@ def source_delete(request: AuthedRequest, source_id: int) -> HttpResponse:
 
 
 @login_required
+@require_POST
+def source_private(request: AuthedRequest, source_id: int) -> HttpResponse:
+    """The lock on a source's page: `private` "true" makes the source private, "false" searchable again.
+    With htmx the page's header comes back; posted without it, the page again."""
+    source = selectors.source_get(owner=request.user, source_id=source_id)
+    private = request.POST.get("private")
+    if private not in ("true", "false"):
+        return HttpResponse('Send private "true" or "false".', status=422, content_type="text/plain; charset=utf-8")
+    services.source_update(source=source, private=private == "true")
+    if request.htmx:
+        return render(request, f"{SOURCE}#source-head", {"source": source})
+    return redirect("source_detail", source.pk)
+
+
+@login_required
 def source_detail(request: AuthedRequest, source_id: int) -> HttpResponse:
     source = selectors.source_get(owner=request.user, source_id=source_id)
-    return render(request, "ingestion/source.html", {"source": source, "chunks": source.chunks.all()})
+    return render(request, SOURCE, {"source": source, "chunks": source.chunks.all()})
 
 
 @login_required

@@ -38,10 +38,11 @@
     try { return JSON.parse(xhr.responseText).error.message; } catch (e) { return xhr.responseText || `Upload failed (${xhr.status}).`; }
   }
 
-  function send(file, view) {
+  function send(file, view, secret) {
     active += 1;
     const body = new FormData();
     body.append("file", file);
+    if (secret) body.append("private", "true");
     const xhr = new XMLHttpRequest();
     xhr.open("POST", zone.action);
     xhr.setRequestHeader("X-CSRFToken", csrf);
@@ -97,10 +98,12 @@
   }
 
   function add(files) {
+    // Private as the box was when the files were chosen, whenever their turn to upload comes.
+    const secret = document.getElementById("upload-private")?.checked || false;
     for (const file of files) {
       const view = row(file);
       if (file.size > maxBytes) fail(view, `Larger than the ${zone.dataset.maxMb} MB limit.`);
-      else queue.push([file, view]);
+      else queue.push([file, view, secret]);
     }
     next();
   }
