@@ -3,7 +3,7 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypedDict
 from zoneinfo import ZoneInfo
 
 from django.db import connection
@@ -515,13 +515,20 @@ def retrieve(
         if date_range.since is not None and date_range.until is not None and date_range.since >= date_range.until:
             raise AppError("invalid_range", "The start of the range must come before its end.", status=422)
     if date_range is None:
-        hits = search(owner_id=owner.pk, query=query, k=k, kind=kind, ahead_of=ahead_of, include_private=include_private)
+        hits = search(
+            owner_id=owner.pk, query=query, k=k, kind=kind, ahead_of=ahead_of, include_private=include_private
+        )
         return Retrieval(mode="semantic", date_range=None, hits=_coming(owner.pk, hits, ahead_of), query=query)
     label = temporal.describe(date_range, zone=zone)
     if not temporal.is_topical(meaning.topic):
         coming = ahead_of is not None and (date_range.until is None or date_range.until > now)
         hits = recent(
-            owner_id=owner.pk, k=k, date_range=date_range, kind=kind, oldest_first=coming, include_private=include_private
+            owner_id=owner.pk,
+            k=k,
+            date_range=date_range,
+            kind=kind,
+            oldest_first=coming,
+            include_private=include_private,
         )
         return Retrieval(mode="temporal", date_range=date_range, hits=hits, label=label, chronological=coming)
     searched, prefer = date_range, None
@@ -540,7 +547,9 @@ def retrieve(
     if not hits and since is None and until is None:
         # Nothing at all is dated in the range the question seemed to name ("on Aug 15th" read as this
         # year's): the closest passages from any time beat an empty answer, and the range is not shown.
-        hits = search(owner_id=owner.pk, query=query, k=k, kind=kind, ahead_of=ahead_of, include_private=include_private)
+        hits = search(
+            owner_id=owner.pk, query=query, k=k, kind=kind, ahead_of=ahead_of, include_private=include_private
+        )
         return Retrieval(mode="semantic", date_range=None, hits=_coming(owner.pk, hits, ahead_of), query=query)
     hits = _coming(owner.pk, hits, ahead_of)
     return Retrieval(mode="hybrid", date_range=date_range, hits=hits, query=meaning.topic, label=label)
@@ -653,11 +662,21 @@ def messages_of(*, conversation: Conversation) -> QuerySet[Message]:
     return conversation.messages.prefetch_related(Prefetch("citations", queryset=_citations()))
 
 
-def citations_of(*, message: Message) -> QuerySet[Citation]:
+class _Lock(TypedDict):
+    private: bool
+
+
+if TYPE_CHECKING:  # django-stubs' type of an annotated row; a type checker's only (not subscriptable at run time)
+    from django_stubs_ext import WithAnnotations
+
+    LockedCitation = WithAnnotations[Citation, _Lock]
+
+
+def citations_of(*, message: Message) -> "QuerySet[LockedCitation]":
     return _citations().filter(message=message)
 
 
-def _citations() -> QuerySet[Citation]:
+def _citations() -> "QuerySet[LockedCitation]":
     """Citations with whether their source is private now (`private`), to show the lock: an answer
     keeps its citations when a source it cites is made private later — it is the person's own."""
     return Citation.objects.annotate(private=Coalesce(F("source__private"), Value(False)))

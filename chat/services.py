@@ -153,8 +153,9 @@ async def answer_stream(
     The `found` stage carries the retrieval `mode` and the `date_range` the question was read as
     (with its `label`), so a page can show and undo it; `ignore_dates` answers as if the question
     named no time. `regenerate` answers the conversation's last question again, replacing its
-    answer (`question` is then ignored). Private sources are read only with `include_private`. Cancelling the task that iterates this generator while
-    the model writes stores the partial answer as stopped; the caller reports that itself.
+    answer (`question` is then ignored). Private sources are read only with `include_private`.
+    Cancelling the task that iterates this generator while the model writes stores the partial
+    answer as stopped; the caller reports that itself.
     """
     # Whoever iterates this (a socket's task, the API's stream, the command line), the database
     # shows it `user`'s rows only: the API streams after its request's own scope has ended.
@@ -465,13 +466,13 @@ def _retrieve(*, turn: _Turn, user: User, ignore_dates: bool) -> Retrieval:
     kind, k, private = turn.intent.source_kind, turn.context_passages, turn.include_private
     ready = sources_searchable(owner=user, include_private=private).filter(kind=kind, status=Source.Status.READY)
     newest = ready.order_by("-created_at", "-id").first() if kind else None
-    search = functools.partial(
-        selectors.retrieve, owner=user, query=turn.intent.search, k=k, ignore_dates=ignore_dates, include_private=private
-    )
+    query = turn.intent.search
     if newest is None:
-        return search()
+        return selectors.retrieve(owner=user, query=query, k=k, ignore_dates=ignore_dates, include_private=private)
     if intent.names_a_topic(turn.question.content):
-        return search(kind=kind)
+        return selectors.retrieve(
+            owner=user, query=query, k=k, kind=kind, ignore_dates=ignore_dates, include_private=private
+        )
     hits = selectors.source_passages(owner_id=user.pk, source_id=newest.pk, k=k)
     return Retrieval(mode="semantic", date_range=None, hits=hits, query=turn.intent.search, pointed=True)
 
@@ -514,7 +515,7 @@ class _Elsewhere:
 
 
 def _told_elsewhere(
-    *, user: User, question: str, hits: list[Hit], ignore_dates: bool, include_private: bool
+    *, user: User, question: str, hits: list[Hit], ignore_dates: bool, include_private: bool = False
 ) -> _Elsewhere | None:
     """Whether the question names one speaker of the passages while another's lines answer it (grounding)."""
     passages = [hit.text for hit in hits]
@@ -869,9 +870,9 @@ def message_remember(*, user: User, message_id: int, via: Via | None = None) -> 
     normal note pipeline (chunked, embedded, searchable), attributed to its conversation.
 
     Idempotent: an answer already remembered returns its note (`created` False); the answer's row is
-    locked meanwhile, so two clicks at once make one note. An answer that cites a private source is
-    remembered as a private note: its sentences may repeat what the source says. Someone else's message is a 404; a
-    question, an answer still cut off, stopped or that found nothing is refused (422).
+    locked meanwhile, so two clicks at once make one note. Someone else's message is a 404; a
+    question, an answer still cut off, stopped or that found nothing is refused (422). An answer that
+    cites a private source is remembered as a private note: its sentences may repeat the source.
     """
     with transaction.atomic():
         message = get_object_or_404(
@@ -897,7 +898,7 @@ def message_remember(*, user: User, message_id: int, via: Via | None = None) -> 
                 title="Remembered: " + Truncator(" ".join(question_text.split())).chars(REMEMBER_TITLE_CHARS),
                 occurred_at=message.created_at,
                 via=via,
-                private=selectors.citations_of(message=message).filter(private=True).exists(),
+                private=message.citations.filter(source__private=True).exists(),
                 metadata={
                     "remembered": {
                         "conversation_id": message.conversation_id,

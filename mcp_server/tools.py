@@ -218,9 +218,7 @@ async def recent_activity(
 
 
 @server.tool(annotations=ToolAnnotations(read_only_hint=False, destructive_hint=False, open_world_hint=False))
-async def add_note(
-    text: str, title: str = "", occurred_at: datetime | None = None, private: bool = False
-) -> QueuedOut:
+async def add_note(text: str, title: str = "", occurred_at: datetime | None = None, private: bool = False) -> QueuedOut:
     """Add a note (Markdown; YAML front matter gives its title, date and tags). It is processed in the
     background: recent_activity shows when it is ready to search. A `private` note is left out of
     searches and answers that do not include private sources."""
@@ -233,9 +231,7 @@ async def add_note(
 
 
 @server.tool(annotations=ToolAnnotations(read_only_hint=False, destructive_hint=False, open_world_hint=False))
-async def ask(
-    question: str, conversation_id: int | None = None, include_private: IncludePrivate = False
-) -> AskOut:
+async def ask(question: str, conversation_id: int | None = None, include_private: IncludePrivate = False) -> AskOut:
     """Answer a question from the person's notes, with citations ([n] markers and the passages they
     point to); says so when the notes do not hold the answer. `conversation_id` asks a follow-up."""
     who = current_caller()

@@ -118,7 +118,9 @@ class ApiClient:
         return self.client.post(f"/api{path}", data, content_type="application/json", headers=self._headers())
 
     def patch(self, path: str, body: Any) -> Any:
-        return self.client.patch(f"/api{path}", json.dumps(body), content_type="application/json", headers=self._headers())
+        return self.client.patch(
+            f"/api{path}", json.dumps(body), content_type="application/json", headers=self._headers()
+        )
 
     def delete(self, path: str, body: Any = None) -> Any:
         data = json.dumps(body) if body is not None else ""

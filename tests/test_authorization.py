@@ -419,7 +419,9 @@ OPERATIONS: dict[tuple[str, str], Operation] = {
     ("GET", "/api/jobs/{job_id}"): Operation("not_found", lambda w: {"job_id": w.job.pk}),
     ("GET", "/api/sources"): Operation("own", listed=lambda w: {w.note.pk, w.pdf.pk}),
     ("GET", "/api/sources/{source_id}"): Operation("not_found", lambda w: {"source_id": w.note.pk}),
-    ("PATCH", "/api/sources/{source_id}"): Operation("not_found", lambda w: {"source_id": w.note.pk}, body={"private": True}),
+    ("PATCH", "/api/sources/{source_id}"): Operation(
+        "not_found", lambda w: {"source_id": w.note.pk}, body={"private": True}
+    ),
     ("DELETE", "/api/sources/{source_id}"): Operation("not_found", lambda w: {"source_id": w.pdf.pk}),
     ("POST", "/api/sources/{source_id}/reprocess"): Operation("not_found", lambda w: {"source_id": w.note.pk}),
     ("GET", "/api/chunks/{chunk_id}"): Operation("not_found", lambda w: {"chunk_id": w.note.chunks.get().pk}),

@@ -10,12 +10,10 @@ class Migration(migrations.Migration):
         migrations.AddField(
             model_name="source",
             name="private",
-            field=models.BooleanField(default=False),
+            field=models.BooleanField(db_default=False, default=False),
         ),
         migrations.AddIndex(
             model_name="source",
-            index=models.Index(
-                condition=models.Q(("private", True)), fields=["owner"], name="source_owner_private"
-            ),
+            index=models.Index(condition=models.Q(("private", True)), fields=["owner"], name="source_owner_private"),
         ),
     ]
