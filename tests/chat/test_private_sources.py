@@ -9,7 +9,7 @@ stands in for the chat model only, so a test can read exactly what the model was
 
 import json
 import re
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from typing import Any
 
@@ -18,6 +18,7 @@ import pytest
 from asgiref.sync import async_to_sync
 from channels.db import database_sync_to_async
 from django.core.files.uploadedfile import SimpleUploadedFile
+from django.db import connection, transaction
 from django.test import Client
 from mcp import Client as McpClient
 from mcp.client.streamable_http import streamable_http_client
@@ -25,14 +26,17 @@ from mcp.types import CallToolResult
 
 from accounts.models import User
 from accounts.services import token_create
+from chat import selectors as chat_selectors
 from ingestion.models import Source
 from ingestion.pipeline import job_process
 from ingestion.services import note_create
+from secondbrain import rls
 from secondbrain.asgi import application
 from tests.chat.test_consumers import ask, chat_socket, session_headers
-from tests.factories import ApiClient, assert_error, make_answer, make_user
+from tests.factories import ApiClient, assert_error, make_answer, make_source, make_user
 from tests.scripted_model import Script, ScriptedModel
 from tests.test_pipeline import GARDEN_NOTE
+from tests.test_row_level_security import _MANY_PASSAGES
 
 # Committed data: answers read it on threads (and connections) of their own.
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -355,3 +359,30 @@ async def test_the_mcp_tools_leave_private_sources_out_unless_included(
     assert [item["source_id"] for item in recent_all["sources"]] == [therapy.pk, garden.pk]
     assert therapy.pk not in {citation["source_id"] for citation in answered["citations"]}
     assert [citation["source_id"] for citation in answered_all["citations"]] == [therapy.pk]
+
+
+def test_a_search_leaving_private_sources_out_still_reads_the_owners_indexes(user: User) -> None:
+    """The filter sits beside the owner's on the passages the indexes return: the terms index (GIN)
+    still answers the full-text side, under row-level security as the app runs."""
+    public, private = make_source(user, "Notes", "A first note."), make_source(user, "Diary", "A private note.")
+    Source.objects.filter(pk=private.pk).update(private=True)
+    with connection.cursor() as cursor:
+        cursor.execute(_MANY_PASSAGES)
+        cursor.execute("ANALYZE ingestion_chunk")
+    statements: list[tuple[str, Any]] = []
+
+    def keep(execute: Callable[..., Any], sql: str, params: Any, many: bool, context: dict[str, Any]) -> Any:
+        statements.append((sql, params))
+        return execute(sql, params, many, context)
+
+    with rls.owner_scope(user.pk):
+        with connection.execute_wrapper(keep):
+            hits = chat_selectors.search(owner_id=user.pk, query="the roofer's budget", k=5)
+        sql, params = next((sql, params) for sql, params in statements if "postings" in sql)
+        with transaction.atomic(), connection.cursor() as cursor:
+            cursor.execute("SET LOCAL enable_seqscan = off")
+            cursor.execute(f"EXPLAIN {sql}", params)
+            plan = "\n".join(row[0] for row in cursor.fetchall())
+    assert hits and {hit.source_id for hit in hits} == {public.pk}
+    assert params["hidden"] == [private.pk] and "<> ALL" in plan
+    assert "Index Scan on chunk_owner_terms_gin" in plan, plan
