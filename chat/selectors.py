@@ -261,12 +261,32 @@ LIMIT %(k)s
 """
 
 
-def _filters(
-    *, owner_id: int, date_range: DateRange | None, kind: str | None, include_private: bool
-) -> tuple[str, dict[str, Any]]:
-    """The WHERE clause on `ingestion_chunk c` every search applies: always the owner, then private
-    sources (unless included), time and kind."""
-    clauses, params = _visible(owner_id=owner_id, include_private=include_private)
+Visible = tuple[list[str], dict[str, Any]]  # `_visible`'s clauses on `ingestion_chunk c` and their parameters
+
+
+def _visible(*, owner_id: int, include_private: bool) -> Visible:
+    """The owner's passages a search may read: the one place private sources are left out of search,
+    answers, listings and the MCP tools (unless the person asks to include them).
+
+    The private sources are read as the search starts, so a change takes effect at once. Their
+    passages are left out by id rather than by a join: with none private (the usual case) the
+    statement is the one the indexes were tuned for; with some, a `<> ALL` over a constant array
+    (hashed by PostgreSQL from 9 ids on) filters the rows each index scan returns (bench/scale.py's
+    `private_search`, bench/RESULTS.md).
+    """
+    clauses = ["c.owner_id = %(owner)s"]
+    params: dict[str, Any] = {"owner": owner_id}
+    hidden = [] if include_private else private_source_ids(owner_id=owner_id)
+    if hidden:
+        clauses.append("c.source_id <> ALL (%(hidden)s::bigint[])")
+        params["hidden"] = hidden
+    return clauses, params
+
+
+def _filters(*, visible: Visible, date_range: DateRange | None, kind: str | None) -> tuple[str, dict[str, Any]]:
+    """The WHERE clause on `ingestion_chunk c` every search applies: always the owner's passages a
+    search may read (`_visible`), then time and kind."""
+    clauses, params = list(visible[0]), dict(visible[1])
     source_clauses = []
     if kind:
         source_clauses.append("kind = %(kind)s")
@@ -287,24 +307,6 @@ def _filters(
             + ")"
         )
     return " AND ".join(clauses), params
-
-
-def _visible(*, owner_id: int, include_private: bool) -> tuple[list[str], dict[str, Any]]:
-    """The owner's passages a search may read: the one place private sources are left out of search,
-    answers, listings and the MCP tools (unless the person asks to include them).
-
-    The private sources are read at the time of the search, so a change takes effect at once. Their
-    passages are left out by id rather than by a join: with none private (the usual case) the
-    statement is the one the indexes were tuned for, and with some a hashed `<> ALL` filters the
-    passages each index scan returns (docs/ranking.md; bench/RESULTS.md, "private sources").
-    """
-    clauses = ["c.owner_id = %(owner)s"]
-    params: dict[str, Any] = {"owner": owner_id}
-    hidden = [] if include_private else private_source_ids(owner_id=owner_id)
-    if hidden:
-        clauses.append("c.source_id <> ALL (%(hidden)s::bigint[])")
-        params["hidden"] = hidden
-    return clauses, params
 
 
 def _names(text: str) -> list[str]:
@@ -331,12 +333,12 @@ WHERE cardinality(k.keys) > 0 AND EXISTS (
 """
 
 
-def _speakers(*, owner_id: int, names: list[str], include_private: bool) -> list[str]:
+def _speakers(*, visible: Visible, names: list[str]) -> list[str]:
     """Which of `names` label lines in the owner's passages ("Caroline: …"): people who speak there."""
     names = [name for name in names if name.lower() not in _QUESTION_WORDS]
     if not names:
         return []
-    clauses, params = _visible(owner_id=owner_id, include_private=include_private)
+    clauses, params = visible
     with connection.cursor() as cursor:
         cursor.execute(_SPEAKERS_SQL.format(visible=" AND ".join(clauses)), params | {"names": names})
         return [row[0] for row in cursor.fetchall()]
@@ -374,11 +376,12 @@ def search(
     with `include_private`.
     """
     names = _names(query)
+    visible = _visible(owner_id=owner_id, include_private=include_private)
     # The vector ranker searches the question without the names of people who speak in the owner's
     # passages: a name pulls in every line that addresses its bearer, while `voice` already favours
     # what they said. `similarity` stays the whole question's.
     with timing.span("names"):
-        topic = _without(query, _speakers(owner_id=owner_id, names=names, include_private=include_private))
+        topic = _without(query, _speakers(visible=visible, names=names))
     with timing.span("embed"):
         if vector is not None:
             topic_vector = vector
@@ -386,7 +389,7 @@ def search(
             vector = topic_vector = list(embed_texts([query])[0])
         else:
             vector, topic_vector = (list(values) for values in embed_texts([query, topic]))
-    filters, params = _filters(owner_id=owner_id, date_range=date_range, kind=kind, include_private=include_private)
+    filters, params = _filters(visible=visible, date_range=date_range, kind=kind)
     candidates = max(k * CANDIDATES_PER_RESULT, 20)
     params |= {
         "vector": _literal(vector),
@@ -424,7 +427,8 @@ def recent(
     include_private: bool = False,
 ) -> list[Hit]:
     """The owner's passages in the range, newest (or oldest) first on the range's clock: no text to match, only time."""
-    filters, params = _filters(owner_id=owner_id, date_range=date_range, kind=kind, include_private=include_private)
+    visible = _visible(owner_id=owner_id, include_private=include_private)
+    filters, params = _filters(visible=visible, date_range=date_range, kind=kind)
     order = "s.created_at" if date_range is not None and date_range.clock == "upload" else "c.occurred_at"
     order += " ASC" if oldest_first else " DESC"
     return _hits(_RECENT_SQL.format(filters=filters, order=order), params | {"k": k})
@@ -440,7 +444,8 @@ def sources_in(
     include_private: bool = False,
 ) -> list[Hit]:
     """The owner's sources in the range, newest (or oldest) first on its clock, each by its first passage there."""
-    filters, params = _filters(owner_id=owner_id, date_range=date_range, kind=kind, include_private=include_private)
+    visible = _visible(owner_id=owner_id, include_private=include_private)
+    filters, params = _filters(visible=visible, date_range=date_range, kind=kind)
     order = ("created_at" if date_range.clock == "upload" else "occurred_at") + (" ASC" if oldest_first else " DESC")
     return _hits(_LISTING_SQL.format(filters=filters, order=order), params | {"k": k})
 

@@ -203,7 +203,7 @@ def test_ask_as_server_sent_events_includes_private_sources_only_when_asked(
             content_type="application/json",
             headers={**api._headers(), "Accept": "text/event-stream"},
         )
-        stream = async_to_sync(joined)(response.streaming_content).decode()
+        stream = async_to_sync(joined)(response.streaming_content).decode()  # type: ignore[attr-defined]
         return dict(json.loads(re.findall(r"event: done\ndata: (.*)\n", stream)[-1]))
 
     left_out = done_event({"question": ABOUT_THERAPY})
