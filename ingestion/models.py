@@ -51,7 +51,7 @@ class Source(models.Model):
     metadata = models.JSONField(default=dict, blank=True)
     status = models.CharField(max_length=16, choices=Status.choices, default=Status.PENDING)
     # Left out of search, answers and the MCP tools unless the person asks to include private sources
-    # (`ingestion.selectors.private_source_ids`); its page, its file and the sources list still show it.
+    # (`chat.selectors._visible`); its page, its file and the sources list still show it.
     # db_default too: rows written by plain SQL (bench/scale.py's COPY) are not private either.
     private = models.BooleanField(default=False, db_default=False)
 

@@ -14,15 +14,9 @@ def sources_of(*, owner: User) -> QuerySet[Source]:
 
 def sources_searchable(*, owner: User, include_private: bool = False) -> QuerySet[Source]:
     """The owner's sources that search, answers and the MCP tools may read: private ones only when the
-    person asks to include them. (The passage search leaves out `private_source_ids` instead.)"""
+    person asks to include them (the passage search's own SQL is `chat.selectors._visible`)."""
     sources = sources_of(owner=owner)
     return sources if include_private else sources.filter(private=False)
-
-
-def private_source_ids(*, owner_id: int) -> list[int]:
-    """The ids of the owner's private sources, as they are now: a source made private is left out of
-    the very next search."""
-    return list(Source.objects.filter(owner_id=owner_id, private=True).order_by("pk").values_list("pk", flat=True))
 
 
 def sources_added(*, owner: User, since: datetime | None, limit: int, include_private: bool = False) -> list[Source]:
