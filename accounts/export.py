@@ -24,11 +24,12 @@ README = """# Your Second Brain export
 Exported {exported_at} for {username}.
 
 - `notes/` — each typed or uploaded text note as Markdown, with YAML front matter: title, date (when it
-  happened), created_at (when you added it), kind.
+  happened), created_at (when you added it), kind, and `private: true` for a private one.
 - `files/` — each uploaded PDF and recording, byte for byte as you uploaded it.
 - `conversations/` — each conversation as JSON: its messages in order, each answer with its citations
   (the source, where in it, and the passage quoted).
-- `manifest.json` — every source with its kind, dates, sha256 and where it is in this archive.
+- `manifest.json` — every source with its kind, dates, sha256, whether it is private and where it is in
+  this archive.
 - `activity.json` — your audit log: each MCP tool call and each source added or deleted, with when,
   how and with which API token.
 
@@ -97,6 +98,7 @@ def _source_write(archive: zipfile.ZipFile, source: Source) -> dict[str, Any]:
         "created_at": source.created_at.isoformat(),
         "occurred_at": source.occurred_at.isoformat(),
         "status": source.status,
+        "private": source.private,
     }
 
 
@@ -109,6 +111,8 @@ def _note_markdown(source: Source) -> str:
         "created_at": source.created_at.isoformat(),
         "kind": source.kind,
     }
+    if source.private:  # read back by ingestion.notes: a private note added again stays private
+        fields["private"] = "true"
     if source.metadata.get("filename"):
         fields["filename"] = json.dumps(str(source.metadata["filename"]), ensure_ascii=False)
     front = "\n".join(f"{key}: {value}" for key, value in fields.items())

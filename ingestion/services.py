@@ -150,6 +150,7 @@ def _note_fill(*, source: Source, text: str, title: str, empty: str) -> NoteText
     source.title = (title.strip() or note.title or source.title or _title_from_text(note.body))[:TITLE_MAX_CHARS]
     if note.tags:
         source.metadata["tags"] = list(note.tags)
+    source.private = source.private or note.private
     return note
 
 

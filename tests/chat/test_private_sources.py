@@ -7,8 +7,10 @@ Notes are processed by the real pipeline (real embeddings, the real search); the
 stands in for the chat model only, so a test can read exactly what the model was shown.
 """
 
+import io
 import json
 import re
+import zipfile
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from typing import Any
@@ -386,3 +388,22 @@ def test_a_search_leaving_private_sources_out_still_reads_the_owners_indexes(use
     assert hits and {hit.source_id for hit in hits} == {public.pk}
     assert params["hidden"] == [private.pk] and "<> ALL" in plan
     assert "Index Scan on chunk_owner_terms_gin" in plan, plan
+
+
+def test_an_exported_private_note_added_again_stays_private(user: User, api: ApiClient) -> None:
+    therapy = processed(user, THERAPY_NOTE, private=True)
+    garden = processed(user, GARDEN_NOTE)
+    response = api.get("/export")
+    archive = zipfile.ZipFile(io.BytesIO(b"".join(response.streaming_content)))
+    manifest = {source["id"]: source for source in json.loads(archive.read("manifest.json"))["sources"]}
+    assert manifest[therapy.pk]["private"] is True and manifest[garden.pk]["private"] is False
+    exported = archive.read(manifest[therapy.pk]["path"])
+    assert b"\nprivate: true\n" in exported
+
+    newcomer = ApiClient.for_user(make_user("newcomer"))  # the same archive, added on another server
+    again = newcomer.client.post(
+        "/api/uploads", {"file": SimpleUploadedFile("therapy.md", exported)}, headers=newcomer._headers()
+    )
+    assert again.status_code == 202, again.content
+    added = Source.objects.get(pk=again.json()["source_id"])
+    assert added.private and added.title == "Therapy notes" and "private" not in added.text
