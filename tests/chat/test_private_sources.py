@@ -13,6 +13,7 @@ import re
 import zipfile
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
+from pathlib import Path
 from typing import Any
 
 import httpx2
@@ -20,6 +21,7 @@ import pytest
 from asgiref.sync import async_to_sync
 from channels.db import database_sync_to_async
 from django.core.files.uploadedfile import SimpleUploadedFile
+from django.core.management import call_command
 from django.db import connection, transaction
 from django.test import Client
 from mcp import Client as McpClient
@@ -407,3 +409,24 @@ def test_an_exported_private_note_added_again_stays_private(user: User, api: Api
     assert again.status_code == 202, again.content
     added = Source.objects.get(pk=again.json()["source_id"])
     assert added.private and added.title == "Therapy notes" and "private" not in added.text
+
+
+def test_the_command_line_adds_private_files_and_asks_with_them_only_when_told(
+    user: User, tmp_path: Path, scripted_model: ScriptedModel
+) -> None:
+    (tmp_path / "therapy.md").write_text(THERAPY_NOTE)
+    call_command("ingest", str(tmp_path), "--user", user.username, stdout=io.StringIO(), stderr=io.StringIO())
+    assert Source.objects.get(owner=user).private is False
+    Source.objects.filter(owner=user).delete()
+    call_command("ingest", str(tmp_path), "--user", user.username, "--private",
+                 stdout=io.StringIO(), stderr=io.StringIO())  # fmt: skip
+    therapy = Source.objects.get(owner=user)
+    assert therapy.private
+    job_process(job_id=therapy.jobs.get().pk)  # processed here: no worker runs in this test
+
+    scripted_model.script = Script(tokens=THERAPY_ANSWER)
+    left_out, included = io.StringIO(), io.StringIO()
+    call_command("ask", ABOUT_THERAPY, user=user.username, stdout=left_out)
+    call_command("ask", ABOUT_THERAPY, "--include-private", user=user.username, stdout=included)
+    assert "Therapy notes" not in left_out.getvalue() and "3 June" not in left_out.getvalue()
+    assert "Therapy notes" in included.getvalue() and "3 June" in included.getvalue()
