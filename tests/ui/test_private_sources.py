@@ -52,9 +52,11 @@ def test_a_source_made_private_stays_out_of_answers_until_included_then_is_cited
     page.get_by_role("button", name="Make private").click()
     expect(heading.get_by_role("img", name="Private source")).to_be_visible()
     expect(page.get_by_role("button", name="Make searchable")).to_be_visible()
+    page.screenshot(path=SCREENSHOTS / "source-private.png", full_page=True)
     page.goto(f"{web_server}/")
     expect(page.locator(f"#source-{therapy}").get_by_role("img", name="Private source")).to_be_visible()
     expect(lock).to_have_count(1)  # the garden plan has none
+    page.screenshot(path=SCREENSHOTS / "sources-private.png", full_page=True)
 
     # Asked about it, the chat leaves it out: nothing in the notes it may read answers this.
     scripted_model.script = Script(tokens=THERAPY_ANSWER)
