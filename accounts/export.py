@@ -24,8 +24,10 @@ README = """# Your Second Brain export
 Exported {exported_at} for {username}.
 
 - `notes/` — each typed or uploaded text note as Markdown, with YAML front matter: title, date (when it
-  happened), created_at (when you added it), kind, and `private: true` for a private one.
-- `files/` — each uploaded PDF and recording, byte for byte as you uploaded it.
+  happened), created_at (when you added it), kind, and `private: true` for a private one; and each web
+  page's text, with its `url`.
+- `files/` — each uploaded PDF, recording and image, byte for byte as you uploaded it (an image's
+  caption is in the manifest).
 - `conversations/` — each conversation as JSON: its messages in order, each answer with its citations
   (the source, where in it, and the passage quoted).
 - `manifest.json` — every source with its kind, dates, sha256, whether it is private and where it is in
@@ -99,6 +101,7 @@ def _source_write(archive: zipfile.ZipFile, source: Source) -> dict[str, Any]:
         "occurred_at": source.occurred_at.isoformat(),
         "status": source.status,
         "private": source.private,
+        **({"caption": source.text} if source.file and source.text else {}),
     }
 
 
@@ -113,8 +116,9 @@ def _note_markdown(source: Source) -> str:
     }
     if source.private:  # read back by ingestion.notes: a private note added again stays private
         fields["private"] = "true"
-    if source.metadata.get("filename"):
-        fields["filename"] = json.dumps(str(source.metadata["filename"]), ensure_ascii=False)
+    for key in ("filename", "url"):
+        if source.metadata.get(key):
+            fields[key] = json.dumps(str(source.metadata[key]), ensure_ascii=False)
     front = "\n".join(f"{key}: {value}" for key, value in fields.items())
     return f"---\n{front}\n---\n\n{source.text}\n"
 
@@ -144,6 +148,8 @@ def _conversation(conversation: Conversation) -> dict[str, Any]:
                 "created_at": message.created_at.isoformat(),
                 "status": message.status,
                 "abstained": message.abstained,
+                # What a question was asked about ("Ask about this"): the source and the text selected in it.
+                "selection": _selection(message.trace.get("selection")),
                 "citations": [
                     {
                         "marker": citation.marker,
@@ -158,6 +164,12 @@ def _conversation(conversation: Conversation) -> dict[str, Any]:
             for message in conversation.messages.all()
         ],
     }
+
+
+def _selection(selection: dict[str, Any] | None) -> dict[str, Any] | None:
+    if not selection:
+        return None
+    return {key: selection.get(key) for key in ("source_id", "source_title", "text")}
 
 
 def _slug(text: str) -> str:

@@ -9,6 +9,7 @@ from ninja import Field, Query, Router, Schema, Status
 from accounts.http import AuthedRequest, api_via
 from chat import selectors, services
 from ingestion.models import Source
+from secondbrain.errors import AppError
 
 router = Router(tags=["chat"])
 INCLUDE_PRIVATE = "also read the sources marked private (left out unless asked)"
@@ -55,6 +56,22 @@ class AskIn(Schema):
     question: str
     conversation_id: int | None = None
     include_private: bool = Field(False, description=INCLUDE_PRIVATE)
+    source_id: int | None = Field(None, description="ask about text selected in this source (with `selection`)")
+    selection: str | None = Field(
+        None,
+        description="text of the source to ask about (whitespace aside, as the source has it): the answer reads "
+        "it and the passages around it, nothing else, and says so when they do not hold the answer",
+    )
+    chunk_id: int | None = Field(
+        None, description="the passage the selection starts in: which occurrence, when the text occurs more than once"
+    )
+
+    def about(self) -> services.About | None:
+        if self.source_id is None and self.selection is None:
+            return None
+        if self.source_id is None:
+            raise AppError("missing_source", "A selection needs the `source_id` of the source it is from.", status=422)
+        return services.About(source_id=self.source_id, selection=self.selection or "", chunk_id=self.chunk_id)
 
 
 class CitationOut(Schema):
@@ -72,7 +89,10 @@ class AskOut(Schema):
     abstained: bool
     citations: list[CitationOut]
     conversation_id: int
-    route: str = Field(description="question, listing (a time's sources) or conversation (a greeting, thanks)")
+    route: str = Field(
+        description="question, listing (a time's sources), conversation (a greeting, thanks) or selection "
+        "(about text selected in a source)"
+    )
     follow_up: str | None = Field(None, description="a follow-up as it was searched, made standalone")
 
 
@@ -93,9 +113,13 @@ def search(request: AuthedRequest, params: Query[SearchQuery]) -> dict[str, Any]
 
 @router.post("/ask", response=AskOut)
 def ask(request: AuthedRequest, payload: AskIn) -> Any:
-    """The answer as one JSON object, or with `Accept: text/event-stream` the websocket's events as SSE."""
+    """The answer as one JSON object, or with `Accept: text/event-stream` the websocket's events as SSE.
+
+    With `source_id` and `selection`, the question is about that text of the source ("Ask about this").
+    """
+    about = payload.about()
     question = services.ask_admit(
-        user=request.user, question=payload.question, conversation_id=payload.conversation_id
+        user=request.user, question=payload.question, conversation_id=payload.conversation_id, about=about
     )  # before anything streams: a refusal is a 429, a 422 or a 404
     user = request.user
     user.pk  # noqa: B018 — resolve the lazy user here: the stream runs where the ORM must not be called directly
@@ -105,13 +129,18 @@ def ask(request: AuthedRequest, payload: AskIn) -> Any:
                 user=user,
                 question=question,
                 conversation_id=payload.conversation_id,
+                about=about,
                 include_private=payload.include_private,
             ),
             content_type="text/event-stream",
             headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
         )
     return async_to_sync(services.answer_collect)(
-        user=user, question=question, conversation_id=payload.conversation_id, include_private=payload.include_private
+        user=user,
+        question=question,
+        conversation_id=payload.conversation_id,
+        about=about,
+        include_private=payload.include_private,
     )
 
 

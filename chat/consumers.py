@@ -20,8 +20,10 @@ logger = logging.getLogger(__name__)
 class ChatConsumer(AsyncJsonWebsocketConsumer):
     """Takes the chat form's messages (htmx `ws-send`) and streams each answer back as HTML fragments.
 
-    `{"question", "conversation_id"}` asks (`"include_private": true` reads private sources too);
-    `{"action": "regenerate", "conversation_id"}` answers the conversation's last question again; `{"action": "stop"}` stops the answer being written. Each
+    `{"question", "conversation_id"}` asks (with `source_id`, `selection` and optionally `chunk_id`:
+    about text selected in a source; `"include_private": true` reads private sources too);
+    `{"action": "regenerate", "conversation_id"}` answers the conversation's last question again;
+    `{"action": "stop"}` stops the answer being written. Each
     answer runs in a task of its own so that a stop can arrive while it streams. Each fragment is an
     out-of-band swap aimed at the current turn's elements, so the consumer remembers the turn the
     `start` event opened.
@@ -29,6 +31,7 @@ class ChatConsumer(AsyncJsonWebsocketConsumer):
 
     turn: int | None = None
     question = ""
+    about: services.About | None = None  # what the question being answered is about, for its Retry
     conversation_id: int | None = None
     wrote = False  # whether the current answer has sent a token
     answering: "asyncio.Task[None] | None" = None
@@ -64,18 +67,26 @@ class ChatConsumer(AsyncJsonWebsocketConsumer):
         self.answering = asyncio.create_task(self._answer(content, regenerate=action == "regenerate"))
 
     async def _answer(self, content: dict[str, Any], *, regenerate: bool) -> None:
-        self.turn, self.wrote = None, False
+        self.turn, self.wrote, self.about = None, False, None
         self.question = "" if regenerate else str(content.get("question", ""))
         try:
             await limits.arate_spend("ask", self.scope["user"].pk)
             raw_id = content.get("conversation_id") or None
             self.conversation_id = int(raw_id) if raw_id is not None else None
+            if not regenerate and content.get("source_id"):
+                chunk_id = content.get("chunk_id") or None
+                self.about = services.About(
+                    source_id=int(content["source_id"]),
+                    selection=str(content.get("selection") or ""),
+                    chunk_id=int(chunk_id) if chunk_id is not None else None,
+                )
             events = services.answer_stream(
                 user=self.scope["user"],
                 question=self.question,
                 conversation_id=self.conversation_id,
                 ignore_dates=_flag(content, "ignore_dates"),  # the × on a date chip
                 regenerate=regenerate,
+                about=self.about,
                 include_private=_flag(content, "include_private"),  # the "Include private sources" box
             )
             # aclosing: a cancel that lands while a fragment is being sent still reaches the
@@ -84,7 +95,9 @@ class ChatConsumer(AsyncJsonWebsocketConsumer):
                 async for event in events:
                     await self._send_event(event)
         except ValueError:
-            await self._send_event({"type": "error", "code": "malformed_request", "message": "Bad conversation id."})
+            await self._send_event(
+                {"type": "error", "code": "malformed_request", "message": "Bad conversation or source id."}
+            )
         except (AppError, *DATABASE_UNREACHABLE) as exc:
             error = as_app_error(exc)
             await self._send_event({"type": "error", "code": error.code, "message": error.message})
@@ -120,6 +133,7 @@ class ChatConsumer(AsyncJsonWebsocketConsumer):
             "event": event,
             "turn": self.turn,
             "question": self.question,
+            "about": self.about,
             "conversation_id": self.conversation_id or "",
             "wrote": self.wrote,
         }

@@ -158,7 +158,7 @@ class Intent:
     search: str = ""  # what retrieval reads: the question, or the follow-up made standalone
     follow_up: bool = False
     shape: str = FACT  # for a question: FACT, LIST or SUMMARY
-    source_kind: str | None = None  # "pdf" or "audio" when it points at a source by its kind ("the PDF")
+    source_kind: str | None = None  # "pdf", "audio", "image", "url" when it points at a source by its kind ("the PDF")
     order: "Order | None" = None  # "what was the last thing I wrote down?": a listing by order
 
 
@@ -224,11 +224,13 @@ _SOURCE_KINDS = {
         _POINTER + r"(?:recording|audio|voice ?(?:memo|note|message)|memo|transcript|podcast|lecture|talk|speech)s?\b",
         re.IGNORECASE,
     ),
+    "image": re.compile(_POINTER + r"(?:photo|picture|pic|image|screenshot|whiteboard)s?\b", re.IGNORECASE),
+    "url": re.compile(_POINTER + r"(?:web ?page|website|web site|blog ?post|bookmark)s?\b", re.IGNORECASE),
 }
 
 
 def source_kind_of(question: str) -> str | None:
-    """The kind of source the question points at ("pdf", "audio"), or None."""
+    """The kind of source the question points at ("pdf", "audio", "image", "url"), or None."""
     found = [(match.start(), kind) for kind, pattern in _SOURCE_KINDS.items() if (match := pattern.search(question))]
     return min(found)[1] if found else None
 
@@ -238,7 +240,7 @@ def source_kind_of(question: str) -> str | None:
 _GIST = frozenset(
     """summarize summarise summary sum up gist recap overview quick short brief main key points point idea
     ideas mean means say says said cover covers covered in of about please me give tell what is was are
-    were it did i my the a an this that do does""".split()
+    were it did i my the a an this that do does just added saved uploaded""".split()
 )
 
 

@@ -32,6 +32,7 @@ class Message(models.Model):
         QUESTION = "question", "Question"  # searched and answered from the passages by the model
         LISTING = "listing", "Listing by time"  # a time named and nothing else: that time's sources
         CONVERSATION = "conversation", "Conversation"  # a greeting, thanks, "what can you do?"
+        SELECTION = "selection", "About a selection"  # "Ask about this": from text selected in a source
 
     conversation = models.ForeignKey(Conversation, on_delete=models.CASCADE, related_name="messages")
     role = models.CharField(max_length=16, choices=Role.choices)
@@ -41,7 +42,8 @@ class Message(models.Model):
     status = models.CharField(max_length=16, choices=Status.choices, default=Status.COMPLETE)
     error_code = models.CharField(max_length=64, blank=True)
     # How the answer came about: passages retrieved with their scores, timings, the query mode,
-    # the passages nearest to an abstained question, how many earlier messages did not fit.
+    # the passages nearest to an abstained question, how many earlier messages did not fit. A question
+    # asked about a selection keeps it here too (`selection`: source, text, the passages it lies in).
     trace = models.JSONField(default=dict, blank=True)
     # The citation check's outcome: each sentence, the markers it claimed and kept, its support.
     citation_check = models.JSONField(default=dict, blank=True)

@@ -1,3 +1,4 @@
+import bisect
 import json
 import re
 from collections.abc import Iterable
@@ -17,7 +18,7 @@ from chat import temporal
 from chat.models import Citation, Conversation, Message
 from chat.temporal import DateRange, Mode
 from ingestion.embeddings import embed_texts
-from ingestion.models import SEARCH_CONFIG, Source
+from ingestion.models import SEARCH_CONFIG, Chunk, Source
 from secondbrain import timing
 from secondbrain.errors import AppError
 
@@ -471,6 +472,89 @@ def source_passages(*, owner_id: int, source_id: int, k: int) -> list[Hit]:
         LIMIT %(k)s
     """
     return _hits(sql, {"owner": owner_id, "source": source_id, "k": k})
+
+
+@dataclass(frozen=True)
+class Selection:
+    """Text a person selected in one of their sources to ask about ("Ask about this"), as found there."""
+
+    source_id: int
+    source_title: str
+    text: str  # with its whitespace normalised, as it was found
+    chunk_ids: tuple[int, ...]  # the passages it lies in, in reading order
+
+    def as_dict(self) -> dict[str, Any]:
+        """What a message keeps of it (its question's and its answer's trace)."""
+        return {
+            "source_id": self.source_id,
+            "source_title": self.source_title,
+            "text": self.text,
+            "chunk_ids": list(self.chunk_ids),
+        }
+
+
+def selection_find(*, owner_id: int, source_id: int, text: str, chunk_id: int | None = None) -> Selection:
+    """Where `text` lies in one of the owner's sources: the passages it spans, read as the source page
+    shows them (one after the other), whitespace normalised on both sides.
+
+    When the text occurs more than once, the occurrence that touches passage `chunk_id` (where the
+    person selected it) is taken, else the first. Another user's source is a 404; text that is not in
+    the source a 422.
+    """
+    title = Source.objects.filter(owner_id=owner_id, pk=source_id).values_list("title", flat=True).first()
+    if title is None:
+        raise AppError("not_found", "That source does not exist.", status=404)
+    passages = Chunk.objects.filter(owner_id=owner_id, source_id=source_id).order_by("ordinal")
+    spans: list[tuple[int, int, int]] = []  # (start, end, chunk id) of each passage in `whole`
+    parts: list[str] = []
+    at = 0
+    for passage_id, passage_text in passages.values_list("id", "text"):
+        words = " ".join(passage_text.split())
+        spans.append((at, at + len(words), passage_id))
+        parts.append(words)
+        at += len(words) + 1
+    if not parts:
+        raise AppError("source_has_no_text", "This source has no text to ask about yet.", status=422)
+    wanted, whole = " ".join(text.split()), " ".join(parts)
+    start = whole.find(wanted) if wanted else -1
+    if start < 0:
+        raise AppError(
+            "selection_not_in_source",
+            "The selected text is not in this source. Select it again on the source's page.",
+            status=422,
+        )
+    near = next((span for span in spans if span[2] == chunk_id), None)
+    if near is not None:
+        # The first occurrence that ends inside that passage or after its start.
+        there = whole.find(wanted, max(near[0] - len(wanted) + 1, 0))
+        start = there if 0 <= there < near[1] else start
+    end = start + len(wanted)
+    first = bisect.bisect_right([span[0] for span in spans], start) - 1
+    chunk_ids = tuple(span[2] for span in spans[max(first, 0) :] if span[0] < end and start < span[1])
+    return Selection(source_id=source_id, source_title=title, text=wanted, chunk_ids=chunk_ids)
+
+
+# Around a selection: the passages just before and after the ones it lies in (a calendar's events are
+# things of their own: none).
+_SELECTION_SQL = """
+SELECT c.id, c.source_id, s.title, s.kind, c.text, 0.0, 0.0, 0.0, c.occurred_at, c.anchor
+FROM ingestion_chunk c JOIN ingestion_source s ON s.id = c.source_id
+WHERE c.owner_id = %(owner)s AND c.source_id = %(source)s AND (
+    c.id = ANY(%(chunks)s) OR (
+        NOT EXISTS (SELECT 1 FROM ingestion_chunk p WHERE p.id = ANY(%(chunks)s) AND p.anchor ? 'at')
+        AND c.ordinal BETWEEN (SELECT min(ordinal) - 1 FROM ingestion_chunk WHERE id = ANY(%(chunks)s))
+                          AND (SELECT max(ordinal) + 1 FROM ingestion_chunk WHERE id = ANY(%(chunks)s))
+    )
+)
+ORDER BY c.id = ANY(%(chunks)s) DESC, c.ordinal
+"""
+
+
+def selection_passages(*, owner_id: int, selection: Selection) -> list[Hit]:
+    """What an answer about a selection reads: the passages the selection lies in (first, in reading
+    order), then their neighbours — the one before and the one after. Nothing of any other source."""
+    params = {"owner": owner_id, "source": selection.source_id, "chunks": list(selection.chunk_ids)}
+    return _hits(_SELECTION_SQL, params)
 
 
 @dataclass(frozen=True)

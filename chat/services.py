@@ -32,7 +32,7 @@ from accounts.services import Via
 from chat import checks, grounding, intent, llm, selectors, temporal
 from chat.intent import Intent
 from chat.models import Citation, Conversation, Message
-from chat.selectors import Hit, Retrieval
+from chat.selectors import Hit, Retrieval, Selection
 from chat.templatetags.chat_tags import passage_url
 from ingestion.models import Chunk, Source, anchor_label
 from ingestion.selectors import sources_of, sources_searchable
@@ -41,8 +41,10 @@ from secondbrain import limits, rls
 from secondbrain.errors import DATABASE_UNREACHABLE, AppError, as_app_error
 
 ABSTAIN_TEXT = "I couldn't find anything about that in your notes."
+SELECTION_ABSTAIN_TEXT = "I couldn't find that in the selected text or the passages around it."
 LISTING_MAX_SOURCES = 20  # a listing by time names at most this many sources, newest first
 QUESTION_MAX_CHARS = 2000
+SELECTION_MAX_CHARS = 2000  # of text selected to ask about: a few paragraphs, with their neighbours in the context
 NEAREST_SHOWN = 3  # passages shown under an abstention: what the notes held closest to the question
 CHECK_SUMMARY = (
     "markers_claimed", "markers_kept", "markers_added", "sentences_removed", "abstained_by", "told_of"
@@ -109,10 +111,21 @@ def _step(function: Callable[P, R]) -> Callable[P, Awaitable[R]]:
     return sync_to_async(step, thread_sensitive=False, executor=_chat_threads())
 
 
+@dataclass(frozen=True)
+class About:
+    """What an "Ask about this" question is about, as the person sent it: text they selected in one of
+    their sources, and the passage where they selected it (which occurrence, when it occurs more than once)."""
+
+    source_id: int
+    selection: str
+    chunk_id: int | None = None
+
+
 @dataclass
 class _Turn:
     conversation: Conversation
     question: Message
+    selection: Selection | None = None  # the text the question is about: its answer reads only there
     started: float = field(default_factory=time.perf_counter)
     timings: dict[str, float] = field(default_factory=dict)
     intent: Intent | None = None
@@ -138,6 +151,10 @@ class _Turn:
     def max_tokens(self) -> int:
         return settings.CHAT_MAX_TOKENS * (1 if self.shape == intent.FACT else LONG_SHAPE_FACTOR)
 
+    @property
+    def abstain_text(self) -> str:
+        return ABSTAIN_TEXT if self.selection is None else SELECTION_ABSTAIN_TEXT
+
 
 async def answer_stream(
     *,
@@ -146,6 +163,7 @@ async def answer_stream(
     conversation_id: int | None = None,
     ignore_dates: bool = False,
     regenerate: bool = False,
+    about: About | None = None,
     include_private: bool = False,
 ) -> AsyncGenerator[Event, None]:
     """Yield `start`, `stage`…, `token`…, then `citations` and `done` — or `error` and `done`.
@@ -153,9 +171,11 @@ async def answer_stream(
     The `found` stage carries the retrieval `mode` and the `date_range` the question was read as
     (with its `label`), so a page can show and undo it; `ignore_dates` answers as if the question
     named no time. `regenerate` answers the conversation's last question again, replacing its
-    answer (`question` is then ignored). Private sources are read only with `include_private`.
-    Cancelling the task that iterates this generator while the model writes stores the partial
-    answer as stopped; the caller reports that itself.
+    answer (`question` is then ignored). Cancelling the task that iterates this generator while
+    the model writes stores the partial answer as stopped; the caller reports that itself.
+    `about` asks about text selected in a source: the answer reads that text and the passages
+    around it, nothing else (a regenerated answer is about what its question was about). Other
+    questions read private sources only with `include_private`.
     """
     # Whoever iterates this (a socket's task, the API's stream, the command line), the database
     # shows it `user`'s rows only: the API streams after its request's own scope has ended.
@@ -166,6 +186,7 @@ async def answer_stream(
             conversation_id=conversation_id,
             ignore_dates=ignore_dates,
             regenerate=regenerate,
+            about=about,
             include_private=include_private,
         )
         # Closing this closes them: a cancelled answer is stored as stopped (see `_answer_events`).
@@ -181,6 +202,7 @@ async def _answer_events(
     conversation_id: int | None,
     ignore_dates: bool,
     regenerate: bool,
+    about: About | None,
     include_private: bool,
 ) -> AsyncGenerator[Event, None]:
     if regenerate:
@@ -188,7 +210,7 @@ async def _answer_events(
         question = turn.question.content
     else:
         question = question_clean(question)
-        turn = await _step(_turn_begin)(user=user, question=question, conversation_id=conversation_id)
+        turn = await _step(_turn_begin)(user=user, question=question, conversation_id=conversation_id, about=about)
     turn.include_private = include_private
     yield {
         "type": "start",
@@ -198,6 +220,7 @@ async def _answer_events(
         "title": turn.conversation.title,
         "turn": turn.question.pk,
         "question": question,
+        "selection": turn.selection.as_dict() if turn.selection is not None else None,
     }
     turn.intent = await _step(_intent_of)(turn=turn)
     turn.mark("route")
@@ -209,7 +232,8 @@ async def _answer_events(
         return
     if turn.intent.follow_up:
         yield {"type": "stage", "stage": "follow_up", "text": f"Read as a follow-up: {turn.intent.search}"}
-    yield {"type": "stage", "stage": "searching", "text": "Searching your notes…"}
+    searching = "Searching your notes…" if turn.selection is None else "Reading the selected text…"
+    yield {"type": "stage", "stage": "searching", "text": searching}
     turn.retrieval = await _step(_retrieve)(turn=turn, user=user, ignore_dates=ignore_dates)
     turn.mark("search")
     if turn.retrieval.mode == "temporal":
@@ -217,7 +241,7 @@ async def _answer_events(
             yield event
         return
     relevant = _relevant(turn.retrieval)
-    if relevant and turn.intent.shape == intent.SUMMARY:
+    if relevant and turn.intent.shape == intent.SUMMARY and not turn.retrieval.pointed:
         relevant = await _step(_read_whole)(user=user, hits=relevant, k=turn.context_passages)
     yield {
         "type": "stage",
@@ -227,15 +251,18 @@ async def _answer_events(
         "date_range": _range_payload(turn.retrieval),
     }
     if not relevant:
-        message = await _step(_answer_store)(turn=turn, text=ABSTAIN_TEXT, hits=[], abstained=True)
-        yield {"type": "token", "text": ABSTAIN_TEXT}
+        message = await _step(_answer_store)(turn=turn, text=turn.abstain_text, hits=[], abstained=True)
+        yield {"type": "token", "text": turn.abstain_text}
         yield _done(message, [])
         return
     # Settled before the model is asked: the notes tell what the question asks of another speaker.
-    elsewhere = await _step(_told_elsewhere)(
-        user=user, question=question, hits=relevant, ignore_dates=ignore_dates, include_private=include_private
-    )
-    turn.mark("elsewhere")
+    # (Not for a selection: its answer may not look anywhere else.)
+    elsewhere = None
+    if turn.selection is None:
+        elsewhere = await _step(_told_elsewhere)(
+            user=user, question=question, hits=relevant, ignore_dates=ignore_dates, include_private=include_private
+        )
+        turn.mark("elsewhere")
     if elsewhere is not None:
         message = await _step(_answer_store)(turn=turn, text=elsewhere.text, hits=relevant, elsewhere=elsewhere)
         yield {"type": "token", "text": elsewhere.text}
@@ -265,7 +292,9 @@ async def _answer_events(
         )
         raise
     turn.mark("last_token")
-    grounded = await _step(check_answer)(question=question, answer="".join(parts), hits=relevant, zone=user.zone)
+    grounded = await _step(check_answer)(
+        question=question, answer="".join(parts), hits=relevant, zone=user.zone, abstain_text=turn.abstain_text
+    )
     turn.mark("grounded")
     message = await _step(_answer_store)(turn=turn, text=grounded.text, hits=relevant, grounded=grounded)
     citations = await _step(_citations_payload)(message=message)
@@ -345,7 +374,11 @@ def _event_opening(text: str) -> str:
 
 
 def _intent_of(*, turn: _Turn) -> Intent:
-    """The message's intent, read with the conversation's previous question and its answer."""
+    """The message's intent, read with the conversation's previous question and its answer — except a
+    question about a selection, which is read on its own: the selection, not the turn before, is what
+    "this" and "it" point at."""
+    if turn.selection is not None:
+        return intent.read(turn.question.content, None)
     earlier = Message.objects.filter(conversation=turn.conversation, id__lt=turn.question.pk).order_by("-id")
     previous_question = earlier.filter(role=Message.Role.USER).first()
     previous: tuple[str, str] | None = None
@@ -367,12 +400,13 @@ def _conversation_reply(*, user: User, acts: tuple[str, ...]) -> str:
         )
         greeting = "Hello! " if "greeting" in acts else ""
         return (
-            f"{greeting}I answer questions from what you keep here — notes, PDFs, recordings and calendars — and cite the "
+            f"{greeting}I answer questions from what you keep here — notes, PDFs, recordings, calendars, images and web "
+            "pages — and cite the "
             "passages each answer comes from, never the internet. Ask as you would ask a friend who read your "
             'notes: "what did I note about the garden?", "what did I write last week?", "what were my plans '
             "for the trip?\". When your notes don't hold the answer, I say so rather than guess. "
-            f"{held} On the Sources page you type a note or drop in PDFs, audio, calendars and text files; each has a "
-            "Delete button."
+            f"{held} On the Sources page you type a note, add a web page by its address or drop in PDFs, audio, "
+            "images, calendars and text files; each has a Delete button."
         )
     if "thanks" in acts or "praise" in acts:
         return "You're welcome!" + (" Bye for now." if "farewell" in acts else "")
@@ -381,14 +415,17 @@ def _conversation_reply(*, user: User, acts: tuple[str, ...]) -> str:
     return "Hello! What would you like to know from your notes?"
 
 
-def ask_admit(*, user: User, question: str, conversation_id: int | None = None) -> str:
+def ask_admit(*, user: User, question: str, conversation_id: int | None = None, about: About | None = None) -> str:
     """The checks an answer passes before it starts, so that a refusal can still be a status: the
-    person's ask rate (RateLimited), the question's length (its cleaned text is returned), and the
-    conversation being theirs (Http404 for anyone else's)."""
+    person's ask rate (RateLimited), the question's length (its cleaned text is returned), the
+    conversation being theirs (Http404 for anyone else's), and a selection asked about being text of
+    a source of theirs (`selection_of`)."""
     limits.rate_spend("ask", user.pk)
     question = question_clean(question)
     if conversation_id is not None:
         selectors.conversation_get(owner=user, conversation_id=conversation_id)
+    if about is not None:
+        selection_of(user=user, about=about)
     return question
 
 
@@ -401,12 +438,33 @@ def question_clean(question: str) -> str:
     return question
 
 
+def selection_of(*, user: User, about: About) -> Selection:
+    """The selected text as found in the person's source: AppError 404 for a source not theirs, 422 for
+    text that is empty, too long, or not in the source (whitespace aside)."""
+    if not about.selection.strip():
+        raise AppError("empty_selection", "Select some text of the source to ask about.", status=422)
+    if len(about.selection) > SELECTION_MAX_CHARS:
+        raise AppError(
+            "selection_too_long",
+            f"A selection to ask about is limited to {SELECTION_MAX_CHARS} characters: select less of the source.",
+            status=422,
+        )
+    return selectors.selection_find(
+        owner_id=user.pk, source_id=about.source_id, text=about.selection, chunk_id=about.chunk_id
+    )
+
+
 async def answer_sse(
-    *, user: User, question: str, conversation_id: int | None = None, include_private: bool = False
+    *,
+    user: User,
+    question: str,
+    conversation_id: int | None = None,
+    about: About | None = None,
+    include_private: bool = False,
 ) -> AsyncIterator[str]:
     """`answer_stream` as Server-Sent Events: `event: <type>` and the event as JSON, one per message."""
     events = answer_stream(
-        user=user, question=question, conversation_id=conversation_id, include_private=include_private
+        user=user, question=question, conversation_id=conversation_id, about=about, include_private=include_private
     )
     try:
         async for event in events:
@@ -418,13 +476,18 @@ async def answer_sse(
 
 
 async def answer_collect(
-    *, user: User, question: str, conversation_id: int | None = None, include_private: bool = False
+    *,
+    user: User,
+    question: str,
+    conversation_id: int | None = None,
+    about: About | None = None,
+    include_private: bool = False,
 ) -> dict[str, Any]:
     """Run `answer_stream` to its end and return the `POST /api/ask` payload."""
     done: Event = {}
     error: Event | None = None
     events = answer_stream(
-        user=user, question=question, conversation_id=conversation_id, include_private=include_private
+        user=user, question=question, conversation_id=conversation_id, about=about, include_private=include_private
     )
     async for event in events:
         if event["type"] == "error":
@@ -454,10 +517,14 @@ def _done(message: Message, citations: list[dict[str, Any]]) -> Event:
 
 
 def _retrieve(*, turn: _Turn, user: User, ignore_dates: bool) -> Retrieval:
-    """The passages for the question. One that points at a source by its kind ("summarize the PDF", "what
+    """The passages for the question. One about a selection reads the selection's passages and their
+    neighbours (`selectors.selection_passages`). One that points at a source by its kind ("summarize the PDF", "what
     did I say in my last voice memo?") searches only that kind of source — and when it names nothing else
     to look for, reads the newest of them from its start."""
     assert turn.intent is not None
+    if turn.selection is not None:
+        hits = selectors.selection_passages(owner_id=user.pk, selection=turn.selection)
+        return Retrieval(mode="semantic", date_range=None, hits=hits, query=turn.question.content, pointed=True)
     if turn.intent.order is not None and not ignore_dates:
         oldest, count = turn.intent.order.oldest, turn.intent.order.count
         label = f"Your {'oldest' if oldest else 'newest'} source" + (f"s ({count} at most)" if count > 1 else "")
@@ -552,14 +619,19 @@ def _found_text(hits: list[Hit]) -> str:
     return f"Found {len(hits)} {passages} in {sources} source{'' if sources == 1 else 's'}"
 
 
-def _turn_begin(*, user: User, question: str, conversation_id: int | None) -> _Turn:
+def _turn_begin(*, user: User, question: str, conversation_id: int | None, about: About | None = None) -> _Turn:
+    selection = selection_of(user=user, about=about) if about is not None else None
+    # The question keeps what it was asked about: the conversation shows it, and Regenerate reads it again.
+    trace = {"selection": selection.as_dict()} if selection is not None else {}
     with transaction.atomic():
         if conversation_id is None:
             conversation = Conversation.objects.create(owner=user, title=question[:80])
         else:
             conversation = _conversation_touch(user=user, conversation_id=conversation_id)
-        message = Message.objects.create(conversation=conversation, role=Message.Role.USER, content=question)
-    return _Turn(conversation=conversation, question=message)
+        message = Message.objects.create(
+            conversation=conversation, role=Message.Role.USER, content=question, trace=trace
+        )
+    return _Turn(conversation=conversation, question=message, selection=selection)
 
 
 def _turn_again(*, user: User, conversation_id: int | None) -> _Turn:
@@ -572,7 +644,20 @@ def _turn_again(*, user: User, conversation_id: int | None) -> _Turn:
         if question is None:
             raise AppError("nothing_to_regenerate", "There is no answer to regenerate yet.", status=422)
         conversation.messages.filter(id__gt=question.pk).delete()
-    return _Turn(conversation=conversation, question=question)
+    return _Turn(conversation=conversation, question=question, selection=_selection_again(user=user, question=question))
+
+
+def _selection_again(*, user: User, question: Message) -> Selection | None:
+    """What a question was asked about, found again in its source (which may have been processed anew)."""
+    asked = question.trace.get("selection")
+    if not asked:
+        return None
+    if not asked.get("source_id") or not asked.get("text"):
+        raise AppError("source_deleted", "The source this question was about was deleted.", status=422)
+    first = asked.get("chunk_ids") or [None]
+    return selection_of(
+        user=user, about=About(source_id=asked["source_id"], selection=asked["text"], chunk_id=first[0])
+    )
 
 
 def _conversation_touch(*, user: User, conversation_id: int) -> Conversation:
@@ -593,7 +678,13 @@ def _prompt_fit(*, turn: _Turn, hits: list[Hit], zone: tzinfo) -> tuple[list[dic
     retrieval = turn.retrieval
     label = retrieval.label if retrieval else ""
     bare = _prompt(
-        question=turn.question.content, hits=hits, history=[], range_label=label, zone=zone, shape=turn.shape
+        question=turn.question.content,
+        hits=hits,
+        history=[],
+        range_label=label,
+        zone=zone,
+        shape=turn.shape,
+        selection=turn.selection,
     )
     room = settings.CHAT_CONTEXT_TOKENS - turn.max_tokens - sum(_tokens_of(item) for item in bare)
     budget = min(settings.CHAT_HISTORY_TOKENS, room)
@@ -606,7 +697,13 @@ def _prompt_fit(*, turn: _Turn, hits: list[Hit], zone: tzinfo) -> tuple[list[dic
         budget -= cost
         kept = [*pair, *kept]
     prompt = _prompt(
-        question=turn.question.content, hits=hits, history=kept, range_label=label, zone=zone, shape=turn.shape
+        question=turn.question.content,
+        hits=hits,
+        history=kept,
+        range_label=label,
+        zone=zone,
+        shape=turn.shape,
+        selection=turn.selection,
     )
     return prompt, 2 * len(earlier) - len(kept)
 
@@ -643,8 +740,10 @@ def _prompt(
     range_label: str = "",
     zone: tzinfo = UTC,
     shape: str = intent.FACT,
+    selection: Selection | None = None,
 ) -> list[dict[str, str]]:
-    """The rules and the numbered sources as the system message, then the turns, then the question.
+    """The rules and the numbered sources as the system message, then the turns, then the question;
+    for a question about a selection, the selected text after the sources, the last thing before the question.
 
     The sources sit in the system message and the question alone in the last user message: a small
     model obeys the last request it reads, and measured with a note ending "ignore all your
@@ -654,11 +753,26 @@ def _prompt(
     sources = "\n\n".join(f"[{number}] {_as_read(hit, zone)}" for number, hit in enumerate(hits, start=1))
     # The model cannot know what "last week" was; it is told the dates the sources were chosen from.
     when = f"\nThe sources were chosen for this time: {range_label}." if range_label else ""
+    about = _selected(selection, hits) if selection is not None else ""
     return [
-        {"role": "system", "content": f"{SYSTEM_PROMPT.format(shape=SHAPES[shape])}\n\nSources:\n\n{sources}{when}"},
+        {
+            "role": "system",
+            "content": f"{SYSTEM_PROMPT.format(shape=SHAPES[shape])}\n\nSources:\n\n{sources}{when}{about}",
+        },
         *history,
         {"role": "user", "content": question},
     ]
+
+
+def _selected(selection: Selection, hits: list[Hit]) -> str:
+    """The selection as the model reads it: what the question is about, and in which of the sources it lies."""
+    numbers = [f"[{number}]" for number, hit in enumerate(hits, start=1) if hit.chunk_id in selection.chunk_ids]
+    where = f" (in source {', '.join(numbers)})" if numbers else ""
+    return (
+        f"\n\nThe question is about this text, which the user selected in {selection.source_title}{where}; "
+        f'the other sources are the passages just before and after it:\n"""\n{_defanged(selection.text)}\n"""\n'
+        "Answer only from the selected text and the passages around it."
+    )
 
 
 def _as_read(hit: Hit, zone: tzinfo) -> str:
@@ -705,26 +819,28 @@ def check_answer(
     zone: tzinfo = UTC,
     support: float = grounding.SUPPORT_THRESHOLD,
     answer_checks: Sequence[checks.Check] | None = None,
+    abstain_text: str = ABSTAIN_TEXT,
 ) -> grounding.Grounded:
     """The answer as stored: sentences its passages support, with checked markers — or an abstention.
 
     It abstains when the model did, when no sentence is supported (below `support`), or when one of
     `answer_checks` (default `checks.CHECKS`) objects; the check's name and reason go in the record.
+    An abstention reads `abstain_text`.
     """
     answer = answer.strip()
     if _is_abstention(answer):
-        return grounding.Grounded(ABSTAIN_TEXT, [], {"model_answer": answer, "abstained_by": "model"})
+        return grounding.Grounded(abstain_text, [], {"model_answer": answer, "abstained_by": "model"})
     # "(2 May 2023)" alone is also how passages resolve "yesterday": only a header with its anchor is unmistakable.
     headers = [_source_when(hit, zone) for hit in hits if anchor_label(hit.anchor) and "when" not in hit.anchor]
     grounded = grounding.ground(answer, [_as_read(hit, zone) for hit in hits], headers=headers, threshold=support)
     check = {"model_answer": answer, **grounded.check}
     if not grounded.text:
-        return grounding.Grounded(ABSTAIN_TEXT, [], {**check, "abstained_by": "check"})
+        return grounding.Grounded(abstain_text, [], {**check, "abstained_by": "check"})
     objected = checks.objection(question, grounded.text, [hit.text for hit in hits], answer_checks)
     if objected is not None:
         name, reason = objected
         return grounding.Grounded(
-            ABSTAIN_TEXT, [], {**check, "abstained_by": name, "reason": reason, "would_answer": grounded.text}
+            abstain_text, [], {**check, "abstained_by": name, "reason": reason, "would_answer": grounded.text}
         )
     return grounding.Grounded(grounded.text, grounded.markers, check)
 
@@ -780,6 +896,8 @@ def _answer_store(
 def _route(turn: _Turn) -> str:
     if turn.intent is not None and turn.intent.kind == intent.CONVERSATION:
         return Message.Route.CONVERSATION
+    if turn.selection is not None:
+        return Message.Route.SELECTION
     if turn.retrieval is not None and turn.retrieval.mode == "temporal":
         return Message.Route.LISTING
     return Message.Route.QUESTION
@@ -809,7 +927,8 @@ def _trace(
         "question": turn.question.content,
         "route": _route(turn),
         "follow_up": turn.intent.search if turn.intent is not None and turn.intent.follow_up else None,
-        "shape": turn.shape if _route(turn) == Message.Route.QUESTION else None,
+        "shape": turn.shape if _route(turn) in (Message.Route.QUESTION, Message.Route.SELECTION) else None,
+        "selection": turn.selection.as_dict() if turn.selection is not None else None,
         "mode": retrieval.mode if retrieval else "semantic",
         "date_range": _range_payload(retrieval) if retrieval else None,
         "query": retrieval.query if retrieval else "",
@@ -955,15 +1074,20 @@ _READ_ANY_OF = """EXISTS (
 
 def source_forget(*, source: Source) -> None:
     """Take a source's words out of its owner's stored answers: the title, anchor and excerpt of the
-    citations to it, the passages shown beside an abstention, and the prompt that quoted it (the whole
-    sources part of it: the passage text there was rewritten, so it cannot be cut out exactly).
+    citations to it, the passages shown beside an abstention, text selected in it to ask about (kept
+    by the question and its answer), and the prompt that quoted it (the whole sources part of it: the
+    passage text there was rewritten, so it cannot be cut out exactly).
 
     The answers' own sentences stay. Call it in the transaction that deletes the source, before the
     DELETE: its chunks must still be there to be recognised.
     """
     chunk_ids = list(Chunk.objects.filter(source=source).values_list("id", flat=True))
     Citation.objects.filter(source=source).update(source_title=FORGOTTEN_TITLE, anchor={}, excerpt="")
-    touched = Q(citations__source=source) | Q(trace__nearest__contains=[{"source_id": source.pk}])
+    touched = (
+        Q(citations__source=source)
+        | Q(trace__nearest__contains=[{"source_id": source.pk}])
+        | Q(trace__selection__source_id=source.pk)
+    )
     if chunk_ids:
         touched |= Q(RawSQL(_READ_ANY_OF, [chunk_ids], output_field=BooleanField()))
     messages = Message.objects.filter(touched, conversation__owner_id=source.owner_id).distinct()
@@ -973,14 +1097,21 @@ def source_forget(*, source: Source) -> None:
 
 
 def _trace_without(trace: dict[str, Any], *, source_id: int, chunk_ids: set[int]) -> dict[str, Any]:
-    passages = [
-        # Kept in place: a passage's position is its marker.
-        {**passage, "chunk_id": None} if passage.get("chunk_id") in chunk_ids else passage
-        for passage in trace.get("passages") or []
-    ]
-    nearest = [hit for hit in trace.get("nearest") or [] if hit.get("source_id") != source_id]
-    prompt = [
-        {**item, "content": FORGOTTEN_SOURCES} if item.get("role") == "system" else item
-        for item in trace.get("prompt") or []
-    ]
-    return {**trace, "passages": passages, "nearest": nearest, "prompt": prompt or None}
+    forgotten = dict(trace)
+    if "passages" in trace:
+        forgotten["passages"] = [
+            # Kept in place: a passage's position is its marker.
+            {**passage, "chunk_id": None} if passage.get("chunk_id") in chunk_ids else passage
+            for passage in trace.get("passages") or []
+        ]
+    if "nearest" in trace:
+        forgotten["nearest"] = [hit for hit in trace.get("nearest") or [] if hit.get("source_id") != source_id]
+    if "prompt" in trace:
+        prompt = [
+            {**item, "content": FORGOTTEN_SOURCES} if item.get("role") == "system" else item
+            for item in trace.get("prompt") or []
+        ]
+        forgotten["prompt"] = prompt or None
+    if (trace.get("selection") or {}).get("source_id") == source_id:
+        forgotten["selection"] = {"source_id": None, "source_title": FORGOTTEN_TITLE, "text": "", "chunk_ids": []}
+    return forgotten

@@ -22,6 +22,13 @@ class NoteIn(Schema):
     private: bool = Field(False, description=PRIVATE)
 
 
+class WebPageIn(Schema):
+    url: str
+    title: str = ""
+    occurred_at: datetime | None = None
+    private: bool = Field(False, description=PRIVATE)
+
+
 class QueuedOut(Schema):
     source_id: int
     job_id: int
@@ -51,7 +58,13 @@ class SourceOut(Schema):
     created_at: datetime
     occurred_at: datetime
     metadata: dict[str, Any]
+    # A web page's address; None for every other kind.
+    url: str | None
     private: bool = Field(description=PRIVATE)
+
+    @staticmethod
+    def resolve_url(source: Source) -> str | None:
+        return source.metadata.get("url") if source.kind == Source.Kind.URL else None
 
 
 class SourcePatchIn(Schema):
@@ -86,11 +99,26 @@ def note_create(request: AuthedRequest, payload: NoteIn) -> Status[dict[str, int
     return _queued(job)
 
 
+@router.post("/web-pages", response={202: QueuedOut})
+def web_page_create(request: AuthedRequest, payload: WebPageIn) -> Status[dict[str, int]]:
+    """A web page by its address: checked now, fetched and read by the worker (the job says how it went)."""
+    job = services.web_page_create(
+        owner=request.user,
+        url=payload.url,
+        title=payload.title,
+        occurred_at=payload.occurred_at,
+        via=api_via(request),
+        private=payload.private,
+    )
+    return _queued(job)
+
+
 @router.post("/uploads", response={202: QueuedOut})
 def upload_create(
     request: AuthedRequest,
     file: UploadedFile | None = File(None),  # noqa: B008 — ninja's parameter declaration
     title: str = Form(""),  # noqa: B008
+    caption: str = Form(""),  # noqa: B008 — an image's only
     occurred_at: datetime | None = Form(None),  # noqa: B008
     private: bool = Form(False, description=PRIVATE),  # noqa: B008
 ) -> Status[dict[str, int]]:
@@ -98,6 +126,7 @@ def upload_create(
         owner=request.user,
         upload=uploaded_file(request),
         title=title,
+        caption=caption,
         occurred_at=occurred_at,
         via=api_via(request),
         private=private,

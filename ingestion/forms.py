@@ -14,3 +14,12 @@ class NoteForm(forms.Form):
         label="Private",
         help_text="Left out of search and answers unless you include private sources.",
     )
+
+
+class WebPageForm(forms.Form):
+    # A CharField, not a URLField: the address is checked in one place, `web.url_normalize`.
+    url = forms.CharField(
+        label="Address",
+        max_length=2048,
+        widget=forms.URLInput(attrs={"placeholder": "https://…", "autocomplete": "url"}),
+    )

@@ -31,6 +31,8 @@ class Source(models.Model):
         PDF = "pdf", "PDF"
         AUDIO = "audio", "Audio"
         CALENDAR = "calendar", "Calendar"
+        URL = "url", "Web page"
+        IMAGE = "image", "Image"
 
     class Status(models.TextChoices):
         PENDING = "pending", "Processing"
@@ -40,7 +42,8 @@ class Source(models.Model):
     owner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="sources")
     kind = models.CharField(max_length=16, choices=Kind.choices)
     title = models.CharField(max_length=300)
-    # A typed note keeps its body here; uploaded files keep theirs in `file`.
+    # A typed note keeps its body here, a web page its readable text and an image its caption;
+    # uploaded files keep theirs in `file`.
     text = models.TextField(blank=True)
     file = models.FileField(upload_to="sources/%Y/%m/", blank=True)
     mime_type = models.CharField(max_length=100)

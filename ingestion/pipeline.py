@@ -33,7 +33,7 @@ from ingestion.chunking import chunk_text, iter_chunk_markdown
 from ingestion.embeddings import embed_texts
 from ingestion.extract import Extracted, Segment
 from ingestion.models import Chunk, Job, Source
-from ingestion.services import notify
+from ingestion.services import TITLE_MAX_CHARS, notify, storage_quota_check
 from secondbrain import logs, metrics, rls, timing
 from secondbrain.errors import DATABASE_UNREACHABLE, AppError
 
@@ -43,6 +43,7 @@ logger = logging.getLogger(__name__)
 TRANSIENT = (*DATABASE_UNREACHABLE, openai.APIConnectionError, openai.APITimeoutError, openai.RateLimitError)
 AUDIO_CHUNK_WORDS = 120
 AUDIO_CHUNK_SECONDS = 60.0
+CAPTION = "Caption"  # the heading an image's caption is a passage under
 # Rows per INSERT while storing: Django builds an INSERT at ~30 KB a row (each vector as text), so 500
 # rows peaked at 15 MB and 100 at 3.5 MB, whatever the number of passages (tests/ingestion/test_jobs.py).
 STORE_BATCH_ROWS = 100
@@ -239,6 +240,10 @@ def _extract(job: Job) -> tuple[Extracted, PassageSource]:
         return extracted, lambda: _note_passages(source.title, source.text)
     if source.kind == Source.Kind.CALENDAR:
         return _calendar_extract(job)
+    if source.kind == Source.Kind.URL:
+        return _web_page_extract(job)
+    if source.kind == Source.Kind.IMAGE:
+        return _image_extract(job)
     path = _file_path(source)
     if source.kind == Source.Kind.PDF:
         from ingestion.extract import pdf as extractor
@@ -272,6 +277,58 @@ def _calendar_extract(job: Job) -> tuple[Extracted, PassageSource]:
         for event in read.events
     ]
     return Extracted(segments=[], metadata=read.metadata), lambda: iter(passages)
+
+
+def _web_page_extract(job: Job) -> tuple[Extracted, PassageSource]:
+    """The page fetched again and read (a reprocessed page is the page as it is now); its passages
+    anchored by its headings, as a note's."""
+    from ingestion.extract import web
+
+    source = job.source
+    _progress(job, stage=Job.Stage.EXTRACTING, progress=1)
+    page = web.extract(
+        source.metadata["url"],
+        lambda done: _progress(job, stage=Job.Stage.EXTRACTING, progress=1 + int(19 * done)),
+        zone=source.owner.zone,
+    )
+    text = page.text or ""
+    storage_quota_check(owner=source.owner, adding=len(text.encode()) - source.size)
+    _progress(job, stage=Job.Stage.CHUNKING, progress=20)
+    title = source.title if source.metadata.get("title_from") == "user" else (page.title or source.title)
+    return page, lambda: _note_passages(title, text)
+
+
+def _image_extract(job: Job) -> tuple[Extracted, PassageSource]:
+    """The text read in the image and the caption the person typed: each a passage (or several) of its
+    own; an image with neither fails as `image_no_text`."""
+    from ingestion.extract import image
+
+    source = job.source
+    _progress(job, stage=Job.Stage.EXTRACTING, progress=1)
+    read = image.extract(
+        _file_path(source),
+        lambda done: _progress(job, stage=Job.Stage.EXTRACTING, progress=1 + int(49 * done)),
+        zone=source.owner.zone,
+    )
+    if not read.segments and not source.text.strip():
+        no_ocr = "" if read.metadata.get("ocr") else " (text recognition is not installed on this server)"
+        raise AppError(
+            "image_no_text",
+            f"No text could be read in this image{no_ocr}, and it has no caption, so there is nothing to search "
+            "in it. Add it again with a caption that says what it shows.",
+        )
+    _progress(job, stage=Job.Stage.CHUNKING, progress=51)
+    caption = [
+        Passage(text=piece.text, anchor={"heading": [CAPTION]}, context=source.title)
+        for piece in chunk_text(source.text)
+    ]
+    context = f"{source.title}, {image.TEXT_HEADING.lower()}" + (f" ({source.text[:200]})" if source.text else "")
+    read_text = [
+        Passage(text=piece.text, anchor=segment.anchor, context=context)
+        for segment in read.segments
+        for piece in chunk_text(segment.text)
+    ]
+    return read, lambda: iter(caption + read_text)
 
 
 def _extraction_stage(source: Source) -> tuple[str, int]:
@@ -368,7 +425,7 @@ def chunks_replace(*, source_id: int, batches: Iterable[Batch], extracted: Extra
         source = Source.objects.select_for_update().filter(pk=source_id).first()
         if source is None:
             raise Cancelled()
-        _apply_file_facts(source, extracted)
+        changed = _apply_file_facts(source, extracted)
         rows: list[Chunk] = []
         count = 0
         for passages, vectors in batches:
@@ -382,7 +439,7 @@ def chunks_replace(*, source_id: int, batches: Iterable[Batch], extracted: Extra
         Chunk.objects.filter(source=source, ordinal__gte=count).delete()
         source.status = Source.Status.READY
         source.metadata["chunks"] = count
-        source.save(update_fields=["status", "metadata", "occurred_at"])
+        source.save(update_fields=["status", "metadata", *changed])
 
 
 def _chunk_row(source: Source, ordinal: int, passage: Passage, vector: np.ndarray) -> Chunk:
@@ -410,11 +467,21 @@ def _chunks_upsert(rows: list[Chunk]) -> None:
         reset_queries()
 
 
-def _apply_file_facts(source: Source, extracted: Extracted) -> None:
+def _apply_file_facts(source: Source, extracted: Extracted) -> list[str]:
+    """Take what extraction found about the source; the fields it changed besides metadata."""
     source.metadata.update(extracted.metadata)
+    changed = ["occurred_at"]
     if extracted.occurred_at is not None and source.metadata.get("occurred_at_from") != "user":
         source.occurred_at = extracted.occurred_at
         source.metadata["occurred_at_from"] = "file"
+    # A title the person typed wins over one the content gives.
+    if extracted.title and source.metadata.get("title_from") != "user":
+        source.title = extracted.title[:TITLE_MAX_CHARS]
+        changed.append("title")
+    if extracted.text is not None:
+        source.text, source.size = extracted.text, len(extracted.text.encode())
+        changed += ["text", "size"]
+    return changed
 
 
 def _progress(job: Job, *, stage: str, progress: int) -> None:

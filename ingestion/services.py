@@ -10,6 +10,7 @@ import uuid
 from datetime import datetime, timedelta
 from pathlib import Path, PurePath
 from typing import Any
+from urllib.parse import urlsplit
 
 from asgiref.sync import async_to_sync
 from channels.layers import get_channel_layer
@@ -23,6 +24,7 @@ from kombu.exceptions import OperationalError
 from accounts.models import AuditEntry, User
 from accounts.services import Via, audit_record
 from ingestion import selectors
+from ingestion.extract import web
 from ingestion.models import Job, Source
 from ingestion.notes import NoteText, note_read
 from ingestion.uploads import SNIFF_BYTES, decode_text, sniff, too_large
@@ -32,6 +34,7 @@ from secondbrain.errors import AppError
 logger = logging.getLogger(__name__)
 
 TITLE_MAX_CHARS = 120
+CAPTION_MAX_CHARS = 2000
 ACTIVE = (Job.Status.QUEUED, Job.Status.RUNNING)
 
 
@@ -88,6 +91,7 @@ def upload_create(
     owner: User,
     upload: UploadedFile,
     title: str = "",
+    caption: str = "",
     occurred_at: datetime | None = None,
     rated: bool = True,
     via: Via | None = None,
@@ -95,6 +99,8 @@ def upload_create(
 ) -> Job:
     """Store an uploaded file as a source of the kind its bytes show, and queue its processing.
 
+    `caption`: what the person says an image shows, kept as its text (searchable beside the text read
+    in it, and its title when none is given); refused with any other kind of file.
     `rated`: counted against the owner's upload rate, as everything that comes over the web is.
     `private`: left out of search and answers unless the person includes private sources.
     """
@@ -105,11 +111,15 @@ def upload_create(
         raise too_large()
     upload.seek(0)
     sniffed = sniff(upload.read(SNIFF_BYTES), name)
+    caption = _caption_check(caption, kind=sniffed.kind, name=name)
     sha256 = getattr(upload, "sha256", None) or _sha256_of(upload)
     source = Source(
         owner=owner,
         kind=sniffed.kind,
-        title=(title.strip() or PurePath(name).stem or name)[:TITLE_MAX_CHARS],
+        title=(title.strip() or (caption and _title_from_text(caption)) or PurePath(name).stem or name)[
+            :TITLE_MAX_CHARS
+        ],
+        text=caption,
         mime_type=sniffed.mime_type,
         size=upload.size or 0,
         sha256=sha256,
@@ -128,6 +138,57 @@ def upload_create(
     except BaseException:
         source.file.delete(save=False)  # nothing half-stored stays behind
         raise
+
+
+def _caption_check(caption: str, *, kind: str, name: str) -> str:
+    caption = caption.replace("\x00", "").strip()
+    if caption and kind != Source.Kind.IMAGE:
+        raise AppError("caption_not_allowed", f"Only an image takes a caption, and {name} is not one.", status=422)
+    if len(caption) > CAPTION_MAX_CHARS:
+        raise AppError(
+            "caption_too_long",
+            f"The caption is {len(caption):,} characters; at most {CAPTION_MAX_CHARS:,}.",
+            status=422,
+        )
+    return caption
+
+
+def web_page_create(
+    *,
+    owner: User,
+    url: str,
+    title: str = "",
+    occurred_at: datetime | None = None,
+    rated: bool = True,
+    via: Via | None = None,
+    private: bool = False,
+) -> Job:
+    """Store a web page's address as a source and queue its fetching (`private`: see `note_create`).
+
+    Only the address is checked here (`web.url_normalize`); the worker fetches and reads the page
+    (ingestion/extract/web.py), which may take seconds. The source's sha256 is its address's, so the
+    same page added twice is a duplicate as the same file is. The page's title and date replace the
+    placeholder title and the time added, unless the person gave their own.
+    """
+    if rated:
+        limits.rate_spend("upload", owner.pk)
+    address = web.url_normalize(url)
+    source = Source(
+        owner=owner,
+        kind=Source.Kind.URL,
+        title=(title.strip() or _title_from_address(address))[:TITLE_MAX_CHARS],
+        mime_type="text/html",
+        size=0,  # the page's text, once it is read
+        sha256=hashlib.sha256(f"url {address}".encode()).hexdigest(),
+        metadata={"url": address, "title_from": "user" if title.strip() else "address"},
+        private=private,
+    )
+    return _source_store(source=source, occurred_at=occurred_at, via=via)
+
+
+def _title_from_address(address: str) -> str:
+    parts = urlsplit(address)
+    return f"{parts.netloc}{parts.path.rstrip('/')}"
 
 
 def file_add(*, owner: User, path: Path, private: bool = False) -> Job:

@@ -6,6 +6,7 @@ the sha256 on the way through so a large file is read once.
 """
 
 import hashlib
+import importlib.util
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import PurePath
@@ -99,6 +100,9 @@ def sniff(head: bytes, filename: str) -> Sniffed:
         raise AppError("empty_content", f"{filename} is empty.", status=422)
     if head.startswith(b"%PDF-") or (b"%PDF-" in head[:1024] and extension == ".pdf"):
         return Sniffed(Source.Kind.PDF, "application/pdf")
+    image = _image_mime(head, filename)  # before audio: HEIC opens with an MP4 box as audio does
+    if image:
+        return Sniffed(Source.Kind.IMAGE, image)
     audio = _audio_mime(head)
     if audio:
         return Sniffed(Source.Kind.AUDIO, audio)
@@ -125,7 +129,42 @@ def sniff(head: bytes, filename: str) -> Sniffed:
         return Sniffed(Source.Kind.AUDIO, "application/octet-stream")
     raise AppError(
         "unsupported_type",
-        f"{filename} is not a PDF, an audio file, a calendar (.ics) or a text note, so it cannot be added.",
+        f"{filename} is not a PDF, an audio file, an image (PNG, JPEG, HEIC, WebP), a calendar (.ics) or a text "
+        "note, so it cannot be added.",
+        status=415,
+    )
+
+
+# The ISO base media "brands" of HEIF images (an iPhone's HEIC photos), after the `ftyp` box's name.
+HEIF_BRANDS = frozenset({b"heic", b"heix", b"heim", b"heis", b"hevc", b"hevx", b"mif1", b"msf1"})
+OTHER_IMAGES = {b"GIF8": "GIF", b"II*\x00": "TIFF", b"MM\x00*": "TIFF"}
+
+
+def _image_mime(head: bytes, filename: str) -> str:
+    """The image type these bytes begin, "" for none; an image of a kind that cannot be read is refused."""
+    if head.startswith(b"\x89PNG\r\n\x1a\n"):
+        return "image/png"
+    if head.startswith(b"\xff\xd8\xff"):
+        return "image/jpeg"
+    if head[:4] == b"RIFF" and head[8:12] == b"WEBP":
+        return "image/webp"
+    if head[4:8] == b"ftyp" and head[8:12] in HEIF_BRANDS | {b"avif", b"avis"}:
+        brands = head[8 : max(16, int.from_bytes(head[:4], "big"))]
+        if b"avif" in brands or b"avis" in brands:
+            raise _unreadable_image(filename, "AVIF")
+        if importlib.util.find_spec("pillow_heif") is None:  # an operator's install without it
+            raise _unreadable_image(filename, "HEIC")
+        return "image/heic"
+    for signature, kind in OTHER_IMAGES.items():
+        if head.startswith(signature):
+            raise _unreadable_image(filename, kind)
+    return ""
+
+
+def _unreadable_image(filename: str, kind: str) -> AppError:
+    return AppError(
+        "unsupported_type",
+        f"{filename} is a {kind} image, which cannot be read here; save it as PNG or JPEG and add it again.",
         status=415,
     )
 

@@ -6,6 +6,7 @@ urlpatterns = [
     path("", views.home, name="home"),
     path("notes/", views.note_create, name="note_create"),
     path("uploads/", views.upload_create, name="upload_create"),
+    path("web-pages/", views.web_page_create, name="web_page_create"),
     path("jobs/<int:job_id>/cancel/", views.job_cancel, name="job_cancel"),
     path("sources/<int:source_id>/", views.source_detail, name="source_detail"),
     path("sources/<int:source_id>/file", views.source_file, name="source_file"),

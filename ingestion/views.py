@@ -1,15 +1,20 @@
 import re
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
 
 from django.conf import settings
 from django.contrib.auth.decorators import login_required
+from django.forms import Form
 from django.http import FileResponse, Http404, HttpResponse
 from django.http.response import HttpResponseBase
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
 
 from accounts.http import PAGE, AuthedRequest
+from chat.services import SELECTION_MAX_CHARS
 from ingestion import selectors, services
-from ingestion.forms import NoteForm
+from ingestion.forms import NoteForm, WebPageForm
 from ingestion.models import Job, Source
 from ingestion.uploads import uploaded_file
 from secondbrain.errors import AppError, with_retry_after
@@ -30,45 +35,80 @@ def _rows(request: AuthedRequest) -> list[dict[str, object]]:
 
 
 @login_required
-def home(request: AuthedRequest, form: NoteForm | None = None) -> HttpResponse:
-    context = {"form": form or NoteForm(), "rows": _rows(request), "max_upload_mb": settings.MAX_UPLOAD_MB}
+def home(request: AuthedRequest, form: Form | None = None, web_page_form: Form | None = None) -> HttpResponse:
+    context = {
+        "form": form or NoteForm(),
+        "web_page_form": web_page_form or WebPageForm(),
+        "rows": _rows(request),
+        "max_upload_mb": settings.MAX_UPLOAD_MB,
+    }
     return render(request, HOME, context)
 
 
 @login_required
 @require_POST
 def note_create(request: AuthedRequest) -> HttpResponse:
-    """The note form: on success the new source row (and a fresh form) replace their htmx targets.
+    """The note form (see `_form_post`)."""
+    return _form_post(
+        request,
+        NoteForm(request.POST),
+        lambda data: services.note_create(
+            owner=request.user,
+            text=data["text"],
+            title=data["title"],
+            occurred_at=data["occurred_at"],
+            via=PAGE,
+            private=data["private"],
+        ),
+        field="text",
+        key="form",
+        partial="note",
+    )
+
+
+@login_required
+@require_POST
+def web_page_create(request: AuthedRequest) -> HttpResponse:
+    """The web page form (see `_form_post`): the address is checked now, the page fetched by the worker."""
+    return _form_post(
+        request,
+        WebPageForm(request.POST),
+        lambda data: services.web_page_create(owner=request.user, url=data["url"], via=PAGE),
+        field="url",
+        key="web_page_form",
+        partial="web-page",
+    )
+
+
+def _form_post(
+    request: AuthedRequest, form: Form, create: Callable[[dict[str, Any]], Job], *, field: str, key: str, partial: str
+) -> HttpResponse:
+    """A form of the page (`key` in its context) that adds a source: on success the new source row and
+    a fresh form replace their htmx targets (the partial `<partial>-created`), a refusal shows beside
+    `field` (`<partial>-form`).
 
     Posted without htmx (its script not loaded yet, or no JavaScript) it is an ordinary form: the
     page again after a success, the page with the errors otherwise.
     """
-    form = NoteForm(request.POST)
     refusal: AppError | None = None
     if form.is_valid():
         try:
-            job = services.note_create(
-                owner=request.user,
-                text=form.cleaned_data["text"],
-                title=form.cleaned_data["title"],
-                occurred_at=form.cleaned_data["occurred_at"],
-                via=PAGE,
-                private=form.cleaned_data["private"],
-            )
+            job = create(form.cleaned_data)
         except AppError as exc:
-            form.add_error("text", exc.message)
+            form.add_error(field, exc.message)
             refusal = exc
         else:
             if not request.htmx:
                 return redirect("home")
-            return render(request, f"{HOME}#note-created", {"form": NoteForm(), "row": _row(job.source, job)})
+            context = {key: type(form)(), "row": _row(job.source, job)}
+            return render(request, f"{HOME}#{partial}-created", context)
     if not request.htmx:
-        response = home(request, form)
+        response = home(request, **{key: form})
         if refusal is not None and refusal.retry_after is not None:
             response.status_code = refusal.status
     else:
         # htmx swaps only a 2xx answer: the form with its error comes back as one.
-        response = render(request, f"{HOME}#note-form", {"form": form})
+        response = render(request, f"{HOME}#{partial}-form", {key: form})
     return with_retry_after(response, refusal) if refusal is not None else response
 
 
@@ -81,6 +121,7 @@ def upload_create(request: AuthedRequest) -> HttpResponse:
             owner=request.user,
             upload=uploaded_file(request),
             title=request.POST.get("title", ""),
+            caption=request.POST.get("caption", ""),
             via=PAGE,
             private=request.POST.get("private") in ("true", "on"),
         )
@@ -137,7 +178,8 @@ def source_private(request: AuthedRequest, source_id: int) -> HttpResponse:
 @login_required
 def source_detail(request: AuthedRequest, source_id: int) -> HttpResponse:
     source = selectors.source_get(owner=request.user, source_id=source_id)
-    return render(request, SOURCE, {"source": source, "chunks": source.chunks.all()})
+    context = {"source": source, "chunks": source.chunks.all(), "selection_max_chars": SELECTION_MAX_CHARS}
+    return render(request, SOURCE, context)
 
 
 @login_required
@@ -146,6 +188,8 @@ def source_file(request: AuthedRequest, source_id: int) -> HttpResponseBase:
     source = selectors.source_get(owner=request.user, source_id=source_id)
     if not source.file:
         raise Http404
+    if request.GET.get("preview") == "jpeg" and source.mime_type == "image/heic":
+        return _image_preview(source)
     handle = source.file.open("rb")
     byte_range = _byte_range(request.headers.get("Range", ""), source.file.size)
     if byte_range is None:
@@ -160,6 +204,19 @@ def source_file(request: AuthedRequest, source_id: int) -> HttpResponseBase:
         response["Content-Range"] = f"bytes {start}-{end}/{source.file.size}"
         handle.close()
     response["Accept-Ranges"] = "bytes"
+    return response
+
+
+def _image_preview(source: Source) -> HttpResponse:
+    """A HEIC photo as a JPEG the browser can show (the original stays what the file link gives)."""
+    from ingestion.extract.image import preview_jpeg
+
+    try:
+        body = preview_jpeg(Path(source.file.path))
+    except (AppError, OSError):
+        raise Http404 from None
+    response = HttpResponse(body, content_type="image/jpeg")
+    response["Cache-Control"] = "private, max-age=86400"
     return response
 
 

@@ -11,7 +11,9 @@ limit, set to the same — so a note added through MCP is at most that large. Re
 site's Content-Security-Policy and the headers Django's pages send.
 """
 
+import asyncio
 import json
+import time
 from typing import Any, cast
 from urllib.parse import urlsplit
 
@@ -25,7 +27,7 @@ from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from accounts.models import AuditEntry
 from accounts.services import Via, token_find
 from mcp_server.tools import Caller, caller
-from secondbrain import rls
+from secondbrain import rls, timing
 from secondbrain.limits import Message, Receive, Scope, Send
 from secondbrain.middleware import csp_header
 
@@ -46,7 +48,30 @@ class McpEndpoint:
         ]
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        send = self._with_headers(send)
+        """The request, then its log line and sample, as Django's requests get (secondbrain/timing.py)."""
+        started = time.perf_counter()
+        answered = {"status": 500, "user": None}
+
+        async def sending(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                answered["status"] = message["status"]
+            await send(message)
+
+        try:
+            await self._answer(scope, receive, self._with_headers(sending), answered)
+        finally:
+            seconds = time.perf_counter() - started
+            # Off the event loop: a sample is a round trip to Redis.
+            await asyncio.to_thread(
+                timing.record,
+                route=MCP_PATH,
+                method=scope.get("method", ""),
+                status=int(answered["status"] or 500),
+                seconds=seconds,
+                user=answered["user"],
+            )
+
+    async def _answer(self, scope: Scope, receive: Receive, send: Send, answered: dict[str, Any]) -> None:
         host = _header(scope, b"host")
         if not validate_host(split_domain_port(host)[0], settings.ALLOWED_HOSTS):
             await _error(send, 400, "bad_host", "This host name is not served here.")
@@ -62,6 +87,7 @@ class McpEndpoint:
             if token is None:
                 await _error(send, 401, "unauthorized", "Send a valid API token: Authorization: Bearer <token>.")
                 return
+            answered["user"] = token.user.pk
             reset = caller.set(Caller(user=token.user, via=Via(AuditEntry.Channel.MCP, token)))
             # The tools' database work, in tasks that inherit this context, sees this person's rows only.
             with rls.owner_scope(token.user.pk):

@@ -5,6 +5,7 @@ values they cannot parse, so a typo in production stops the start instead of sil
 back to a default.
 """
 
+import ipaddress
 import os
 import re
 from pathlib import Path
@@ -47,6 +48,14 @@ def env_list(name: str, default: list[str]) -> list[str]:
     if raw is None or raw == "":
         return default
     return [item.strip() for item in raw.split(",") if item.strip()]
+
+
+def env_networks(name: str) -> tuple[ipaddress.IPv4Network | ipaddress.IPv6Network, ...]:
+    """IP networks from a comma-separated list of CIDRs (`127.0.0.0/8,::1`); none by default."""
+    try:
+        return tuple(ipaddress.ip_network(item, strict=False) for item in env_list(name, []))
+    except ValueError as exc:
+        raise ImproperlyConfigured(f"{name} must be IP networks such as 127.0.0.0/8,::1 ({exc})") from None
 
 
 RATE_UNITS = {"s": 1, "second": 1, "m": 60, "min": 60, "minute": 60, "h": 3600, "hour": 3600, "d": 86400, "day": 86400}
@@ -406,6 +415,20 @@ PDF_MAX_PAGES = env_int("PDF_MAX_PAGES", 5000)
 # A hostile PDF can make one page's text take minutes; past this the job fails as pdf_too_complex.
 PDF_MAX_SECONDS = env_int("PDF_MAX_SECONDS", 1800)
 OCR_LANGUAGES = env_str("OCR_LANGUAGES", "eng+deu")
+# An image larger than this is refused as image_too_large before its pixels are decoded (a 48 MP
+# phone photo is within it; a "decompression bomb" is not).
+IMAGE_MAX_PIXELS = env_int("IMAGE_MAX_PIXELS", 100_000_000)
+# Web pages added by their address are fetched by the worker (ingestion/extract/web.py): the whole
+# fetch, redirects included, within this many seconds, and at most this much HTML (decompressed).
+WEB_FETCH_TIMEOUT_SECONDS = env_int("WEB_FETCH_TIMEOUT_SECONDS", 20)
+WEB_PAGE_MAX_MB = env_int("WEB_PAGE_MAX_MB", 10)
+if WEB_FETCH_TIMEOUT_SECONDS < 1 or WEB_PAGE_MAX_MB < 1:
+    raise ImproperlyConfigured("WEB_FETCH_TIMEOUT_SECONDS and WEB_PAGE_MAX_MB must be 1 or more")
+# Only public addresses are fetched: not this machine, its LAN or anything else a person's typed
+# address could reach inside the server's network. These networks (CIDR, comma-separated) are
+# fetched all the same — `127.0.0.0/8,::1` for pages served on this machine, `192.168.1.0/24` for a
+# wiki at home. Link-local addresses (169.254.0.0/16, fe80::/10: cloud metadata services) never are.
+WEB_FETCH_ALLOWED_NETWORKS = env_networks("WEB_FETCH_ALLOWED_NETWORKS")
 # A calendar's events are read from this many days before its upload to this many after: a weekly
 # event with no end would otherwise never stop. Reprocessing reads the same window (it is the upload's).
 CALENDAR_DAYS_BEFORE = env_int("CALENDAR_DAYS_BEFORE", 365)

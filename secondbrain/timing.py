@@ -75,20 +75,31 @@ def request_record(request: HttpRequest, response: HttpResponse, seconds: float)
     """The request's sample and log line. A streamed answer's time is until its first byte is ready.
 
     Labelled by route template, never by path: paths carry ids (and a query string a person's words)."""
-    route, method = request_route(request), request.method if request.method in METHODS else "other"
-    metrics.observe(
-        "http_request_duration_seconds", seconds, route=route, method=method, status=str(response.status_code)
+    health = request.path == HEALTH_PATH
+    record(
+        route=request_route(request),
+        method=request.method or "",
+        status=response.status_code,
+        seconds=seconds,
+        user=None if health else _user_id(request),
+        logged=not health,  # a container's health check every 10 s would drown the log
     )
-    if request.path == HEALTH_PATH:
-        return  # a container's health check every 10 s would drown the log
+
+
+def record(*, route: str, method: str, status: int, seconds: float, user: int | None, logged: bool = True) -> None:
+    """One request's sample and log line, for Django's requests and the apps mounted beside it (/mcp)."""
+    method = method if method in METHODS else "other"
+    metrics.observe("http_request_duration_seconds", seconds, route=route, method=method, status=str(status))
+    if not logged:
+        return
     logs.event(
         request_logger,
         "request",
         method=method,
         route=route,
-        status=response.status_code,
+        status=status,
         duration_ms=round(seconds * 1000, 1),
-        user=_user_id(request),
+        user=user,
     )
 
 

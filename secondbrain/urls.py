@@ -1,5 +1,7 @@
 from django.contrib import admin
+from django.templatetags.static import static
 from django.urls import include, path
+from django.views.generic import RedirectView
 
 from accounts.urls import settings_urlpatterns
 from chat.views import search
@@ -13,6 +15,8 @@ urlpatterns = [
     path("settings/", include(settings_urlpatterns)),
     path("search/", search, name="search"),
     path("metrics", metrics_page, name="metrics"),
+    # Pages without our <link rel="icon"> (the admin's, the API's docs): browsers ask for /favicon.ico.
+    path("favicon.ico", RedirectView.as_view(url=static("img/favicon.svg"), permanent=True)),
     path("chat/", include("chat.urls")),
     path("", include("ingestion.urls")),
 ]

@@ -177,6 +177,7 @@ PAGES: dict[str, Page] = {
     "": Page(("GET",), "own"),
     "notes/": Page(("POST",), "own", data={"title": "Mallory's", "text": "Mallory's own note."}),
     "uploads/": Page(("POST",), "own"),
+    "web-pages/": Page(("POST",), "own", data={"url": "https://example.org/mallorys-page"}),
     "jobs/<int:job_id>/cancel/": Page(("POST",), "not_found", lambda w: {"job_id": w.job.pk}),
     "sources/<int:source_id>/": Page(("GET",), "not_found", lambda w: {"source_id": w.note.pk}),
     "sources/<int:source_id>/file": Page(("GET",), "not_found", lambda w: {"source_id": w.pdf.pk}),
@@ -213,6 +214,7 @@ PUBLIC_PAGES: dict[str, int] = {
     "api/": 404,  # django-ninja's root: it only names the API's prefix and answers every request 404
     # Off by default; on, only with METRICS_TOKEN or from loopback, and never anyone's data (tests/test_metrics.py).
     "metrics": 404,
+    "favicon.ico": 301,  # to the static icon, for pages without our <link rel="icon"> (the admin, the API's docs)
 }
 
 # The admin: everything under it refuses whoever is not staff, except its own log-in and log-out.
@@ -412,6 +414,7 @@ OPERATIONS: dict[tuple[str, str], Operation] = {
     ("GET", "/api/export"): Operation("own"),
     ("POST", "/api/notes"): Operation("own", body={"title": "Mallory's", "text": "Mallory's own note."}),
     ("POST", "/api/uploads"): Operation("own", multipart=True),
+    ("POST", "/api/web-pages"): Operation("own", body={"url": "https://example.org/mallorys-page"}),
     ("POST", "/api/jobs/{job_id}/cancel"): Operation("not_found", lambda w: {"job_id": w.job.pk}),
     ("GET", "/api/jobs"): Operation(
         "own", listed=lambda w: set(Job.objects.filter(owner=w.alice).values_list("pk", flat=True))
@@ -583,11 +586,13 @@ def websocket_routes() -> list[str]:
 
 
 async def _chat_probe(world: World, mallory: WebsocketCommunicator) -> list[str]:
-    """Mallory asks in Alice's conversation and asks for its answer again: both are not found."""
+    """Mallory asks in Alice's conversation, asks for its answer again, and asks about text of Alice's
+    note: all are not found."""
     received = []
     for message in (
         {"question": "What is the budget?", "conversation_id": str(world.conversation.pk)},
         {"action": "regenerate", "conversation_id": str(world.conversation.pk)},
+        {"question": "What is this?", "source_id": str(world.note.pk), "selection": "budget is forty-two"},
     ):
         await mallory.send_json_to(message)
         received.append(await mallory.receive_from(timeout=20))

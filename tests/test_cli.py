@@ -103,18 +103,19 @@ def test_ingest_adds_a_vault_and_ask_answers_from_it(
     # The summary: what was added, what was passed over, and what failed with the worker's own reason.
     assert "Added: 2" in out and "“Tomato plan”" in out
     skipped = out.split("Skipped:")[1].split("Failed:")[0]
-    assert ".obsidian: hidden" in skipped and "photo.png: unsupported_type" in skipped
+    assert ".obsidian: hidden" in skipped
     failed = out.split("Failed:")[1]
     assert "Empty.md: empty_content: Empty.md is empty." in failed
     assert "scan.pdf: pdf_corrupt:" in failed
-    assert failure is not None and "2 of 5 files failed" in str(failure)
+    assert "photo.png: image_unreadable:" in failed  # a PNG's header and nothing after it
+    assert failure is not None and "3 of 5 files failed" in str(failure)
     # As after an upload, the damaged PDF stays listed as failed, so it can be deleted or reprocessed.
     assert Source.objects.get(owner=lisboeta, kind=Source.Kind.PDF).status == Source.Status.FAILED
 
     # Again: nothing twice.
     again, _, _ = ingest(str(tmp_path / "vault" / "Garden.md"), "--user", "lisboeta")
     assert "Added (processing continues in the worker): 0" in again and "duplicate: You already added" in again
-    assert Source.objects.filter(owner=lisboeta).count() == 3
+    assert Source.objects.filter(owner=lisboeta).count() == 4
 
     # `ask` streams the model's answer through the chat's pipeline and lists the cited note.
     answer, error = ask("When do the tomatoes go into the raised bed?", "lisboeta")

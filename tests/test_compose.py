@@ -97,7 +97,7 @@ def test_sign_up_stays_closed_unless_the_environment_opens_it() -> None:
 
 def test_env_example_lists_every_setting_read_from_the_environment() -> None:
     source = (Path(settings.BASE_DIR) / "secondbrain" / "settings.py").read_text()
-    names = set(re.findall(r'env_(?:str|bool|int|list|rate)\("([A-Z_]+)"', source))
+    names = set(re.findall(r'env_(?:str|bool|int|list|rate|networks)\("([A-Z_]+)"', source))
     names |= set(re.findall(r'os\.environ\.get\("([A-Z_]+)"', source))
     listed = set(re.findall(r"^#?\s*([A-Z_]+)=", ENV_EXAMPLE, re.MULTILINE))
     assert names <= listed, names - listed

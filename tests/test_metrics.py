@@ -14,6 +14,7 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from chat import llm
 from tests.factories import ApiClient
+from tests.mcp_server.test_tools import http_client
 from tests.processes import app_env, request, web_process
 from tests.scripted_model import ScriptedModel
 from tests.test_pipeline import GARDEN_NOTE
@@ -108,6 +109,12 @@ def test_metrics_move_with_requests_a_job_and_an_answer(
         assert request(f"{url}/api/search?q=tomatoes", token=token)[0] == 200
         status, answer = request(f"{url}/api/ask", token=token, body={"question": "When do the tomatoes go in?"})
         assert status == 200, answer
+
+        async def mcp_search() -> None:
+            async with http_client(f"{url}/mcp", token) as client:
+                await client.call_tool("search_notes", {"query": "tomatoes"})
+
+        anyio.run(mcp_search)
         after = scrape(url)
     finally:
         server.kill()
@@ -120,6 +127,7 @@ def test_metrics_move_with_requests_a_job_and_an_answer(
     assert moved(requests, route="/api/notes", method="POST", status="202") == 1
     assert moved(requests, route="/api/auth/register", status="201") == 1
     assert moved(requests, route="/api/jobs/<job_id>", status="200") >= 1
+    assert moved(requests, route="/mcp", method="POST", status="200") >= 2  # the client's handshake, the call
     assert moved("secondbrain_http_request_duration_seconds_sum", route="/api/notes") > 0
     assert moved("secondbrain_job_duration_seconds_count", kind="note", outcome="done") == 1
     assert moved("secondbrain_job_stage_duration_seconds_count", kind="note", stage="embedding") == 1
@@ -135,6 +143,9 @@ def test_metrics_move_with_requests_a_job_and_an_answer(
     note = next(entry for entry in lines if entry["route"] == "/api/notes")
     assert note["method"] == "POST" and note["status"] == 202 and note["duration_ms"] > 0 and note["user"]
     assert not any(SECRET_WORDS in json.dumps(entry) for entry in lines)
+    mcp = [entry for entry in lines if entry["route"] == "/mcp"]
+    assert mcp and all(entry["method"] == "POST" and entry["user"] == note["user"] for entry in mcp)
+    assert not any("tomatoes" in json.dumps(entry) for entry in mcp)  # the tool's arguments stay out
     # One line per job stage, and one for the run, from the worker.
     stages = [record.fields for record in caplog.records if record.getMessage() == "job stage"]  # type: ignore[attr-defined]
     assert [stage["stage"] for stage in stages] == ["extracting", "chunking", "embedding", "storing"], stages

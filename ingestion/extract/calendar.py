@@ -8,10 +8,14 @@ wrong here. A weekly event with no end becomes one passage a week inside the win
 Times are written in the person's zone, since that is how they ask ("what's on tomorrow?"), with
 the event's own zone beside it when it differs (a call set in New York time); an event with a
 floating time (no zone) is read in the person's zone, and an all-day event covers its days there.
-Every failure is an `AppError` with the code `calendar_unreadable` and a sentence that says why.
+An event that cannot be read (no start, a broken date, a rule the library refuses) is left out and
+named in the metadata (`skipped`), so one bad event does not cost the rest of the calendar; a file
+that cannot be parsed at all, or whose every event is broken, is an `AppError` with the code
+`calendar_unreadable` and a sentence that says why.
 """
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import date, datetime, time, timedelta, tzinfo
 from pathlib import Path
@@ -28,6 +32,9 @@ _WEEKDAY_NAMES = {"MO": "Monday", "TU": "Tuesday", "WE": "Wednesday", "TH": "Thu
                   "SA": "Saturday", "SU": "Sunday"}  # fmt: skip
 _FREQUENCIES = {"DAILY": "day", "WEEKLY": "week", "MONTHLY": "month", "YEARLY": "year"}
 _SPACES = re.compile(r"[ \t]+")
+# What a broken file or event raises: the libraries' errors are ValueErrors; a missing field a KeyError.
+_BROKEN = (ValueError, KeyError, TypeError)
+_SKIPPED_SHOWN = 20
 
 
 @dataclass(frozen=True)
@@ -53,19 +60,29 @@ def extract(path: Path, *, zone: ZoneInfo, since: datetime, until: datetime, nam
     content = path.read_bytes()
     try:
         calendar = icalendar.Calendar.from_ical(content)
-        # Occurrences come without their rule: it is read from the event that holds it.
-        rules = {_text(event.get("UID")): _repeats(event) for event in calendar.walk("VEVENT") if "RRULE" in event}
-        occurrences = recurring_ical_events.of(calendar).between(since, until)
-        events = sorted(
-            (event for component in occurrences if (event := _event(component, zone, rules)) is not None),
-            key=lambda event: (event.start, event.text),
-        )
-    except (ValueError, KeyError, TypeError) as exc:
+    except _BROKEN as exc:
         raise AppError("calendar_unreadable", _unreadable(name, content, exc)) from None
+    skipped: list[dict[str, str]] = []
+    try:
+        events = _occurrences(calendar, zone=zone, since=since, until=until)
+    except _BROKEN:
+        # Something in it is broken: read it event by event and leave out what cannot be read.
+        events = []
+        for group in _by_event(calendar):
+            try:
+                events.extend(_occurrences(group, zone=zone, since=since, until=until))
+            except _BROKEN as exc:
+                skipped.extend({"event": _summary(event), "why": _why(exc)} for event in group.walk("VEVENT"))
+    if skipped and not events:
+        raise AppError("calendar_unreadable", _unreadable(name, content, None, skipped=skipped))
+    events.sort(key=lambda event: (event.start, event.text))
     metadata: dict[str, Any] = {
         "events": len(events),
         "window": [since.isoformat(), until.isoformat()],
     }
+    if skipped:
+        metadata["skipped"] = skipped[:_SKIPPED_SHOWN]
+        metadata["skipped_count"] = len(skipped)
     if calendar_name := str(calendar.get("X-WR-CALNAME", "")).strip():
         metadata["calendar_name"] = calendar_name
     if not events:
@@ -76,12 +93,48 @@ def extract(path: Path, *, zone: ZoneInfo, since: datetime, until: datetime, nam
     return Calendar(events=events, metadata=metadata)
 
 
-def _unreadable(name: str, content: bytes, exc: Exception) -> str:
+def _occurrences(calendar: icalendar.Calendar, *, zone: ZoneInfo, since: datetime, until: datetime) -> list[Event]:
+    # Occurrences come without their rule: it is read from the event that holds it.
+    rules = {_text(event.get("UID")): _repeats(event) for event in calendar.walk("VEVENT") if "RRULE" in event}
+    occurrences = recurring_ical_events.of(calendar).between(since, until)
+    return [event for component in occurrences if (event := _event(component, zone, rules)) is not None]
+
+
+def _by_event(calendar: icalendar.Calendar) -> list[icalendar.Calendar]:
+    """One small calendar per event: the components of its UID (moved occurrences too) and the file's zones."""
+    by_uid: dict[str, list[icalendar.cal.Component]] = {}
+    for index, event in enumerate(calendar.walk("VEVENT")):
+        by_uid.setdefault(_text(event.get("UID")) or f"no-uid-{index}", []).append(event)
+    groups = []
+    for components in by_uid.values():
+        group = icalendar.Calendar()
+        for component in [*calendar.walk("VTIMEZONE"), *components]:
+            group.add_component(component)
+        groups.append(group)
+    return groups
+
+
+def _summary(event: icalendar.cal.Component) -> str:
+    title = _text(event.get("SUMMARY")) or "Untitled event"
+    if (start := event.get("DTSTART")) is not None and hasattr(start, "to_ical"):
+        title += f" ({start.to_ical().decode(errors='replace')})"
+    return title
+
+
+def _why(exc: Exception) -> str:
+    if isinstance(exc, KeyError):
+        return f"it has no {exc.args[0] if exc.args else 'required field'}"
+    return str(exc).split("\n")[0][:200] or type(exc).__name__
+
+
+def _unreadable(name: str, content: bytes, exc: Exception | None, *, skipped: Sequence[dict[str, str]] = ()) -> str:
     if b"END:VCALENDAR" not in content.upper():
         why = "it stops before its end (END:VCALENDAR is missing), so it was probably cut short"
+    elif exc is None:
+        first = skipped[0]
+        why = f"none of its {len(skipped)} events could be read ({first['event']}: {first['why']})"
     else:
-        detail = str(exc).split("\n")[0][:200] or type(exc).__name__
-        why = f"the calendar library says: {detail}"
+        why = f"the calendar library says: {_why(exc)}"
     return f"{name} is not a calendar that can be read: {why}. Export it from your calendar again."
 
 

@@ -1,13 +1,12 @@
 """PDF → one Segment per page that has text, anchored `{"page": n}` (1-based).
 
 pypdf reads the text layer page by page. A page with no text but with images is a scan: it is
-rendered with poppler's `pdftoppm` and read by tesseract (through pytesseract). Every failure ends
+rendered with poppler's `pdftoppm` and read by tesseract (`ocr.py`). Every failure ends
 in an `AppError` with a specific code: `pdf_encrypted`, `pdf_corrupt`, `pdf_no_text`,
 `pdf_too_many_pages`, `pdf_too_complex`, `empty_content`.
 """
 
 import logging
-import os
 import re
 import shutil
 import subprocess
@@ -21,13 +20,12 @@ from datetime import UTC, datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
 
-import pytesseract
 from celery.exceptions import SoftTimeLimitExceeded
 from django.conf import settings
 from pypdf import PageObject, PasswordType, PdfReader
 from pypdf.errors import DependencyError
 
-from ingestion.extract import Extracted, Progress, Segment
+from ingestion.extract import Extracted, Progress, Segment, ocr
 from secondbrain.errors import AppError
 
 logger = logging.getLogger(__name__)
@@ -36,7 +34,6 @@ logger = logging.getLogger(__name__)
 # Scaling every page to it (rather than a fixed dpi) bounds memory on pages with absurd sizes.
 OCR_LONG_SIDE_PX = 3508
 RENDER_TIMEOUT_SECONDS = 60
-OCR_TIMEOUT_SECONDS = 120
 MAX_INFO_CHARS = 500
 FURNITURE_EDGE_LINES = 2
 FURNITURE_MIN_PAGES = 3
@@ -258,16 +255,10 @@ def _has_images(page: PageObject) -> bool:
 
 
 def _ocr_languages() -> str | None:
-    """Tesseract's language argument ("eng+deu"), or None when pdftoppm or tesseract is missing."""
+    """Tesseract's language argument, or None when pdftoppm or tesseract is missing."""
     if shutil.which("pdftoppm") is None:
         return None
-    try:
-        installed = set(pytesseract.get_languages(config=""))
-    except (pytesseract.TesseractNotFoundError, pytesseract.TesseractError, OSError):
-        return None
-    wanted: str = getattr(settings, "OCR_LANGUAGES", "eng+deu")
-    chosen = [language for language in wanted.split("+") if language in installed]
-    return "+".join(chosen) or ("eng" if "eng" in installed else None)
+    return ocr.languages()
 
 
 def _ocr_page(path: Path, number: int, languages: str) -> str:
@@ -277,22 +268,16 @@ def _ocr_page(path: Path, number: int, languages: str) -> str:
     stored as strips or tiles, JBIG2/CCITT images, rotated pages and masks all come out as one upright
     page, at a bounded size, in a subprocess that a timeout can stop.
     """
-    # Tesseract's OpenMP threads slow it down (0.6 s a page alone, 1.1 s with 2 threads on 2 cores),
-    # and workers already run in parallel; an operator's own setting wins.
-    os.environ.setdefault("OMP_THREAD_LIMIT", "1")
     with tempfile.TemporaryDirectory(prefix="pdf-ocr-") as tmp:
         stem = Path(tmp) / "page"
         command = ["pdftoppm", "-f", str(number), "-l", str(number), "-singlefile", "-gray", "-png"]
         command += ["-scale-to", str(OCR_LONG_SIDE_PX), str(path), str(stem)]
         try:
             subprocess.run(command, check=True, capture_output=True, timeout=RENDER_TIMEOUT_SECONDS)
-            raw = pytesseract.image_to_string(
-                str(stem.with_suffix(".png")), lang=languages, timeout=OCR_TIMEOUT_SECONDS
-            )
-        except (subprocess.SubprocessError, OSError, RuntimeError, pytesseract.TesseractError) as exc:
-            # RuntimeError is pytesseract's timeout; a page that cannot be read is skipped, not fatal.
-            logger.warning("PDF %s: OCR of page %s failed: %r", path.name, number, exc)
+        except (subprocess.SubprocessError, OSError) as exc:
+            logger.warning("PDF %s: rendering page %s for OCR failed: %r", path.name, number, exc)
             return ""
+        raw = ocr.read(stem.with_suffix(".png"), languages=languages, name=f"PDF {path.name} page {number}")
     return clean_text(raw)
 
 

@@ -38,10 +38,11 @@
     try { return JSON.parse(xhr.responseText).error.message; } catch (e) { return xhr.responseText || `Upload failed (${xhr.status}).`; }
   }
 
-  function send(file, view, secret) {
+  function send(file, view, caption, secret) {
     active += 1;
     const body = new FormData();
     body.append("file", file);
+    if (caption) body.append("caption", caption);
     if (secret) body.append("private", "true");
     const xhr = new XMLHttpRequest();
     xhr.open("POST", zone.action);
@@ -55,7 +56,6 @@
         const holder = document.createElement("ul");
         holder.innerHTML = xhr.responseText.trim();
         const source = holder.firstElementChild;
-        document.getElementById("no-sources")?.remove();
         document.getElementById("sources").prepend(source);
         htmx.process(source);
         view.item.dataset.status = "uploaded";
@@ -97,16 +97,28 @@
     while (active < 2 && queue.length) send(...queue.shift());
   }
 
+  // The caption typed above goes with the images of the next drop (only an image takes one), then
+  // the field is cleared for the next.
+  const captionInput = document.getElementById("caption-input");
+  const isImage = (file) => file.type.startsWith("image/") || /\.(png|jpe?g|heic|heif|webp)$/i.test(file.name);
+
   function add(files) {
+    const caption = captionInput ? captionInput.value.trim() : "";
+    let captioned = false;
     // Private as the box was when the files were chosen, whenever their turn to upload comes.
     const secret = document.getElementById("upload-private")?.checked || false;
     for (const file of files) {
       const view = row(file);
+      const own = isImage(file) ? caption : "";
+      captioned = captioned || Boolean(own);
       if (file.size > maxBytes) fail(view, `Larger than the ${zone.dataset.maxMb} MB limit.`);
-      else queue.push([file, view, secret]);
+      else queue.push([file, view, own, secret]);
     }
+    if (captioned) captionInput.value = "";
     next();
   }
+  // Enter in the caption would post the drop zone's form with no file in it.
+  captionInput?.addEventListener("keydown", (event) => { if (event.key === "Enter") event.preventDefault(); });
 
   input.addEventListener("change", () => { add(input.files); input.value = ""; });
   ["dragenter", "dragover"].forEach((type) => zone.addEventListener(type, (event) => {

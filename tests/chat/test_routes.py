@@ -43,7 +43,7 @@ def stages(events: list[dict[str, Any]]) -> list[str]:
         ("Good morning! What can I ask you?", "Hello! I answer questions"),
         ("bye", "Bye!"),
         ("How do I add a new note?", "On the Sources page you type a note"),
-        ("What kind of files can I add?", "PDFs, audio, calendars and text files"),
+        ("What kind of files can I add?", "PDFs, audio, images, calendars and text files"),
     ],
 )
 def test_greetings_thanks_and_what_can_you_do_are_answered_at_once_without_a_search(
@@ -290,6 +290,9 @@ def test_a_summary_reads_its_source_whole_in_order(celery_worker: None, scripted
         ("What did I say in my last voice memo?", "audio", False),
         ("What does the paper say about hyperparameters?", "pdf", True),
         ("What was the recording about the budget?", "audio", True),
+        ("What does the screenshot say?", "image", False),
+        ("Summarize the web page I just added", "url", False),
+        ("What does the webpage say about watering?", "url", True),
         ("Do I have any PDFs about tax?", None, True),  # no source picked out: the notes in general
         ("What did the physio say about my shoulder?", None, True),
     ],

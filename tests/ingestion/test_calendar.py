@@ -122,11 +122,24 @@ def test_a_broken_calendar_fails_its_job_with_the_reason(berliner: User, celery_
     )
     assert not Chunk.objects.filter(source_id=response.json()["source_id"]).exists()
 
+
+@pytest.mark.django_db(transaction=True)
+def test_one_broken_event_leaves_the_rest_of_the_calendar_readable(
+    berliner: User, celery_worker: None, wide_window: None
+) -> None:
+    api = ApiClient.for_user(berliner)
     bad_rule = FAMILY.read_bytes().replace(b"RRULE:FREQ=WEEKLY;BYDAY=TU;COUNT=10", b"RRULE:FREQ=SOMETIMES")
-    job = api.wait_for_job(upload(api, "rule.ics", bad_rule).json()["job_id"])
-    assert (job["status"], job["error_code"]) == ("failed", "calendar_unreadable")
-    assert job["error_message"].startswith("rule.ics is not a calendar that can be read: the calendar library says:")
-    assert "RRULE" in job["error_message"] and "SOMETIMES" in job["error_message"]
+    response = upload(api, "rule.ics", bad_rule)
+    job = api.wait_for_job(response.json()["job_id"])
+    assert job["status"] == "done", job
+    texts = [chunk.text for chunk in events_of(response.json()["source_id"])]
+    assert any(text.startswith("Dentist") for text in texts)
+    assert not any(text.startswith("Piano lesson") for text in texts)
+    client = Client()
+    client.force_login(berliner)
+    page = client.get(f"/sources/{response.json()['source_id']}/").content.decode()
+    assert "1 event could not be read and was left out:" in page
+    assert "Piano lesson (" in page and "SOMETIMES" in page
 
 
 @pytest.mark.django_db(transaction=True)
@@ -193,4 +206,33 @@ def test_a_calendar_with_no_events_in_the_window_is_empty(tmp_path: Path) -> Non
     assert (
         raised.value.message
         == "old.ics has no events between 1 January 2026 and 31 January 2026, the time a calendar is read over."
+    )
+
+
+def test_events_that_cannot_be_read_are_left_out_and_named(tmp_path: Path) -> None:
+    path = write_ics(
+        tmp_path,
+        "BEGIN:VEVENT\r\nUID:ok\r\nSUMMARY:Choir\r\nDTSTART:20261205T190000Z\r\nEND:VEVENT\r\n"
+        "BEGIN:VEVENT\r\nUID:nostart\r\nSUMMARY:Coffee with Ines\r\nEND:VEVENT\r\n"
+        "BEGIN:VEVENT\r\nUID:rule\r\nSUMMARY:Bins out\r\nDTSTART:20261201T070000Z\r\nRRULE:FREQ=SOMETIMES\r\nEND:VEVENT\r\n"
+        "BEGIN:VEVENT\r\nUID:date\r\nSUMMARY:Haircut\r\nDTSTART:2026-13-45\r\nEND:VEVENT\r\n",
+    )
+    since = datetime(2026, 11, 1, tzinfo=UTC)
+    read = calendar.extract(path, zone=BERLIN, since=since, until=since + timedelta(days=60), name="calendar.ics")
+    assert [event.text.split("\n")[0] for event in read.events] == ["Choir"]
+    assert read.metadata["skipped_count"] == 3
+    skipped = {entry["event"].split(" (")[0]: entry["why"] for entry in read.metadata["skipped"]}
+    assert skipped.keys() == {"Coffee with Ines", "Bins out", "Haircut"}
+    assert skipped["Coffee with Ines"] == "it has no DTSTART"
+
+
+def test_a_calendar_whose_every_event_is_broken_is_unreadable(tmp_path: Path) -> None:
+    path = write_ics(tmp_path, "BEGIN:VEVENT\r\nUID:x\r\nSUMMARY:Coffee with Ines\r\nEND:VEVENT\r\n")
+    since = datetime(2026, 11, 1, tzinfo=UTC)
+    with pytest.raises(AppError) as raised:
+        calendar.extract(path, zone=BERLIN, since=since, until=since + timedelta(days=60), name="broken.ics")
+    assert raised.value.code == "calendar_unreadable"
+    assert raised.value.message == (
+        "broken.ics is not a calendar that can be read: none of its 1 events could be read "
+        "(Coffee with Ines: it has no DTSTART). Export it from your calendar again."
     )

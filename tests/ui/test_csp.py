@@ -41,6 +41,7 @@ class Watch:
         self.violations: list[str] = []
         self.refusals: list[str] = []
         self.exceptions: list[str] = []
+        self.errors: list[str] = []  # any other console error: a missing resource, an htmx swap with no target
         page.expose_function("reportViolation", self._violation)
         page.add_init_script(REPORT_VIOLATIONS)
         page.on("console", self._console)
@@ -52,6 +53,8 @@ class Watch:
     def _console(self, message: ConsoleMessage) -> None:
         if message.type == "error" and "Content Security Policy" in message.text:
             self.refusals.append(f"{message.location.get('url')}: {message.text}")
+        elif message.type == "error":
+            self.errors.append(f"{message.location.get('url')}: {message.text}")
 
 
 @pytest.fixture
@@ -182,6 +185,12 @@ def test_every_page_works_under_the_content_security_policy(
     links = answer.locator("a")
     expect(links).to_have_count(1)
     expect(links.first).to_have_attribute("href", f"/sources/{ids['note']}/#chunk-{ids['chunk']}")
+    # A question asked in a conversation that already has answers.
+    expect(page.locator(".thread[data-socket='open']")).to_have_count(1)
+    page.get_by_label("Your question").fill("And where do the tomatoes go?")
+    page.get_by_label("Your question").press("Enter")
+    expect(page.locator(".msg--assistant")).to_have_count(2)
+    expect(page.locator(".stage[data-event=done]")).to_have_count(1, timeout=60_000)
 
     page.goto(f"{web_server}/api/docs")
     expect(page.locator(".swagger-ui .opblock").first).to_be_visible()
@@ -204,3 +213,4 @@ def test_every_page_works_under_the_content_security_policy(
     assert watch.violations == []
     assert watch.refusals == []
     assert watch.exceptions == []
+    assert watch.errors == [], "\n".join(watch.errors)

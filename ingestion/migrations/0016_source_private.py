@@ -3,7 +3,7 @@ from django.db import migrations, models
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("ingestion", "0014_source_kind_calendar"),
+        ("ingestion", "0015_source_kind_url_image"),
     ]
 
     operations = [
