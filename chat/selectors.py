@@ -537,7 +537,7 @@ def selection_find(*, owner_id: int, source_id: int, text: str, chunk_id: int | 
 # Around a selection: the passages just before and after the ones it lies in (a calendar's events are
 # things of their own: none).
 _SELECTION_SQL = """
-SELECT c.id, c.source_id, s.title, s.kind, c.text, 0.0, 0.0, 0.0, c.occurred_at, c.anchor
+SELECT c.id, c.source_id, s.title, s.kind, c.text, 0.0, 0.0, 0.0, c.occurred_at, c.anchor, s.private
 FROM ingestion_chunk c JOIN ingestion_source s ON s.id = c.source_id
 WHERE c.owner_id = %(owner)s AND c.source_id = %(source)s AND (
     c.id = ANY(%(chunks)s) OR (
@@ -552,7 +552,8 @@ ORDER BY c.id = ANY(%(chunks)s) DESC, c.ordinal
 
 def selection_passages(*, owner_id: int, selection: Selection) -> list[Hit]:
     """What an answer about a selection reads: the passages the selection lies in (first, in reading
-    order), then their neighbours — the one before and the one after. Nothing of any other source."""
+    order), then their neighbours — the one before and the one after. Nothing of any other source.
+    A private source's too: text selected on its page is the person asking about it."""
     params = {"owner": owner_id, "source": selection.source_id, "chunks": list(selection.chunk_ids)}
     return _hits(_SELECTION_SQL, params)
 
