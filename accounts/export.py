@@ -24,12 +24,14 @@ README = """# Your Second Brain export
 Exported {exported_at} for {username}.
 
 - `notes/` — each typed or uploaded text note as Markdown, with YAML front matter: title, date (when it
-  happened), created_at (when you added it), kind; and each web page's text, with its `url`.
+  happened), created_at (when you added it), kind, and `private: true` for a private one; and each web
+  page's text, with its `url`.
 - `files/` — each uploaded PDF, recording and image, byte for byte as you uploaded it (an image's
   caption is in the manifest).
 - `conversations/` — each conversation as JSON: its messages in order, each answer with its citations
   (the source, where in it, and the passage quoted).
-- `manifest.json` — every source with its kind, dates, sha256 and where it is in this archive.
+- `manifest.json` — every source with its kind, dates, sha256, whether it is private and where it is in
+  this archive.
 - `activity.json` — your audit log: each MCP tool call and each source added or deleted, with when,
   how and with which API token.
 
@@ -98,6 +100,7 @@ def _source_write(archive: zipfile.ZipFile, source: Source) -> dict[str, Any]:
         "created_at": source.created_at.isoformat(),
         "occurred_at": source.occurred_at.isoformat(),
         "status": source.status,
+        "private": source.private,
         **({"caption": source.text} if source.file and source.text else {}),
     }
 
@@ -111,6 +114,8 @@ def _note_markdown(source: Source) -> str:
         "created_at": source.created_at.isoformat(),
         "kind": source.kind,
     }
+    if source.private:  # read back by ingestion.notes: a private note added again stays private
+        fields["private"] = "true"
     for key in ("filename", "url"):
         if source.metadata.get(key):
             fields[key] = json.dumps(str(source.metadata[key]), ensure_ascii=False)

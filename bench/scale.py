@@ -88,6 +88,7 @@ def main(argv: list[str]) -> None:
             with sampling() as memory:
                 vector_search(queries)
                 hybrid_search(queries, before=args.before)
+                private_search(queries)
             log(f"postgres memory during the queries: {memory.describe()}")
         real_embedding_search(queries[:30])
         if args.storage_experiment:
@@ -749,6 +750,66 @@ def hybrid_search(queries: list[Query], *, before: str | None = None) -> None:
         "app settings, jit off",
     ]:  # the questions' words differ: no exact twin to compare with
         log(f"hybrid, {label}: top-{K} agreement with the exact-vector hybrid {runs[label].recall(exact):.3f}")
+
+
+PRIVATE_EVERY = 20  # one source in this many is private in `private_search`
+
+
+def private_search(queries: list[Query]) -> None:
+    """The hybrid search with one source in PRIVATE_EVERY private, under row-level security as the app
+    runs it: leaving them out (the default, `chat.selectors._visible`) against including them, paired;
+    what leaving them out costs and whether the statement still reads the owner's indexes."""
+    from django.db import connection
+
+    from chat.selectors import search
+    from secondbrain import rls
+
+    _execute(f"UPDATE ingestion_source SET private = true WHERE id % {PRIVATE_EVERY} = 0")
+    _execute("ANALYZE ingestion_source")
+    hidden = {row[0] for row in _execute("SELECT c.id FROM ingestion_chunk c JOIN ingestion_source s "
+                                         "ON s.id = c.source_id WHERE s.private")}  # fmt: skip
+    statements: list[tuple[str, Any]] = []
+
+    def call(query: Query, include_private: bool) -> list[int]:
+        with rls.owner_scope(query.owner_id):
+            hits = search(owner_id=query.owner_id, query=query.words, k=K, vector=query.vector,
+                          include_private=include_private)  # fmt: skip
+        return [hit.chunk_id for hit in hits]
+
+    def keep(execute: Callable[..., Any], sql: str, params: Any, many: bool, context: Any) -> Any:
+        if "postings" in sql:
+            statements.append((sql, params))
+        return execute(sql, params, many, context)
+
+    try:
+        runs = _run_paired(
+            queries,
+            {
+                "left out": functools.partial(call, include_private=False),
+                "included": functools.partial(call, include_private=True),
+            },
+        )
+        left_out, included = runs["left out"], runs["included"]
+        leaked = sum(bool(hidden & set(ids)) for ids in left_out.ids)
+        shown = sum(bool(hidden & set(ids)) for ids in included.ids)
+        log(f"hybrid search, 1 source in {PRIVATE_EVERY} private ({len(hidden):,} passages), left out: "
+            f"{left_out.latency()}; included: {included.latency()}; p95 ×{left_out.p95() / included.p95():.2f}; "
+            f"results holding a private passage: {leaked} left out, {shown} included")  # fmt: skip
+        scans: dict[str, list[float]] = {}
+        for query in queries[50:]:
+            statements.clear()
+            with connection.execute_wrapper(keep):
+                call(query, include_private=False)
+            with rls.owner_scope(query.owner_id):
+                for scan, ms in _plan_of(*statements[0], {})[1].items():
+                    scans.setdefault(scan, []).append(ms)
+        split = ", ".join(
+            f"{name} p50 {np.median(ms):.1f} (p95 {percentile(ms, 0.95):.1f})" for name, ms in scans.items()
+        )
+        log(f"  EXPLAIN (ANALYZE, BUFFERS) of each query, private left out, ms unless pages: {split}")
+    finally:
+        _execute("UPDATE ingestion_source SET private = false WHERE private")
+        _execute("ANALYZE ingestion_source")
 
 
 def real_embedding_search(queries: list[Query]) -> None:

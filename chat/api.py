@@ -12,6 +12,8 @@ from ingestion.models import Source
 from secondbrain.errors import AppError
 
 router = Router(tags=["chat"])
+INCLUDE_PRIVATE = "also read the sources marked private (left out unless asked)"
+PRIVATE_SOURCE = "the source is private (shown with a lock)"
 
 
 class SearchQuery(Schema):
@@ -22,6 +24,7 @@ class SearchQuery(Schema):
     since: datetime | None = None
     until: datetime | None = None
     kind: Source.Kind | None = None
+    include_private: bool = Field(False, description=INCLUDE_PRIVATE)
 
 
 class SearchResultOut(Schema):
@@ -34,6 +37,7 @@ class SearchResultOut(Schema):
     similarity: float = Field(description="cosine similarity of the passage to the question's meaning, -1 to 1")
     occurred_at: datetime
     anchor: dict[str, Any]
+    private: bool = Field(False, description=PRIVATE_SOURCE)
 
 
 class DateRangeOut(Schema):
@@ -51,6 +55,7 @@ class SearchOut(Schema):
 class AskIn(Schema):
     question: str
     conversation_id: int | None = None
+    include_private: bool = Field(False, description=INCLUDE_PRIVATE)
     source_id: int | None = Field(None, description="ask about text selected in this source (with `selection`)")
     selection: str | None = Field(
         None,
@@ -76,6 +81,7 @@ class CitationOut(Schema):
     source_title: str
     anchor: dict[str, Any]
     excerpt: str
+    private: bool = Field(False, description=PRIVATE_SOURCE)
 
 
 class AskOut(Schema):
@@ -100,6 +106,7 @@ def search(request: AuthedRequest, params: Query[SearchQuery]) -> dict[str, Any]
         since=params.since,
         until=params.until,
         kind=params.kind.value if params.kind else None,
+        include_private=params.include_private,
     )
     return {"mode": retrieval.mode, "date_range": retrieval.date_range, "results": retrieval.hits}
 
@@ -118,12 +125,22 @@ def ask(request: AuthedRequest, payload: AskIn) -> Any:
     user.pk  # noqa: B018 — resolve the lazy user here: the stream runs where the ORM must not be called directly
     if "text/event-stream" in request.headers.get("Accept", ""):
         return StreamingHttpResponse(
-            services.answer_sse(user=user, question=question, conversation_id=payload.conversation_id, about=about),
+            services.answer_sse(
+                user=user,
+                question=question,
+                conversation_id=payload.conversation_id,
+                about=about,
+                include_private=payload.include_private,
+            ),
             content_type="text/event-stream",
             headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
         )
     return async_to_sync(services.answer_collect)(
-        user=user, question=question, conversation_id=payload.conversation_id, about=about
+        user=user,
+        question=question,
+        conversation_id=payload.conversation_id,
+        about=about,
+        include_private=payload.include_private,
     )
 
 

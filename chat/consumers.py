@@ -21,8 +21,9 @@ class ChatConsumer(AsyncJsonWebsocketConsumer):
     """Takes the chat form's messages (htmx `ws-send`) and streams each answer back as HTML fragments.
 
     `{"question", "conversation_id"}` asks (with `source_id`, `selection` and optionally `chunk_id`:
-    about text selected in a source); `{"action": "regenerate", "conversation_id"}` answers the
-    conversation's last question again; `{"action": "stop"}` stops the answer being written. Each
+    about text selected in a source; `"include_private": true` reads private sources too);
+    `{"action": "regenerate", "conversation_id"}` answers the conversation's last question again;
+    `{"action": "stop"}` stops the answer being written. Each
     answer runs in a task of its own so that a stop can arrive while it streams. Each fragment is an
     out-of-band swap aimed at the current turn's elements, so the consumer remembers the turn the
     `start` event opened.
@@ -83,10 +84,10 @@ class ChatConsumer(AsyncJsonWebsocketConsumer):
                 user=self.scope["user"],
                 question=self.question,
                 conversation_id=self.conversation_id,
-                # The × on a date chip: a form field arrives as a string, a script may send a boolean.
-                ignore_dates=content.get("ignore_dates") in (True, "true", "1", "on"),
+                ignore_dates=_flag(content, "ignore_dates"),  # the × on a date chip
                 regenerate=regenerate,
                 about=self.about,
+                include_private=_flag(content, "include_private"),  # the "Include private sources" box
             )
             # aclosing: a cancel that lands while a fragment is being sent still reaches the
             # generator (as GeneratorExit), so the partial answer is stored before `_stop` reads it.
@@ -140,6 +141,11 @@ class ChatConsumer(AsyncJsonWebsocketConsumer):
             self.wrote = True
         html = render_to_string(f"chat/chat.html#event-{event['type']}", context)
         await self.send(text_data=html)
+
+
+def _flag(content: dict[str, Any], name: str) -> bool:
+    """A yes/no field of a message: a form field arrives as a string, a script may send a boolean."""
+    return content.get(name) in (True, "true", "1", "on")
 
 
 def _answer_after(*, user: User, conversation_id: int | None, turn: int) -> Message | None:

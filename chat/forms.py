@@ -17,6 +17,7 @@ class SearchForm(forms.Form):
         widget=forms.SearchInput(attrs={"placeholder": "Words you remember, or “what did I add last week?”"}),
     )
     kind = forms.ChoiceField(label="In", required=False, choices=[("", "All sources"), *Source.Kind.choices])
+    include_private = forms.BooleanField(label="Include private sources", required=False)
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         kwargs.setdefault("label_suffix", "")

@@ -4,17 +4,18 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypedDict
 from zoneinfo import ZoneInfo
 
 from django.db import connection
-from django.db.models import QuerySet
+from django.db.models import F, Prefetch, QuerySet, Value
+from django.db.models.functions import Coalesce
 from django.shortcuts import get_object_or_404
 from django.utils import timezone
 
 from accounts.models import User
 from chat import temporal
-from chat.models import Conversation, Message
+from chat.models import Citation, Conversation, Message
 from chat.temporal import DateRange, Mode
 from ingestion.embeddings import embed_texts
 from ingestion.models import SEARCH_CONFIG, Chunk, Source
@@ -76,6 +77,7 @@ class Hit:
     text_rank: float
     occurred_at: datetime
     anchor: dict[str, Any]
+    private: bool = False  # of a private source: found only when the person asked to include them
 
 
 _HYBRID_SQL = f"""
@@ -228,7 +230,7 @@ best AS (
     SELECT * FROM spread ORDER BY score DESC LIMIT %(rerank)s
 )
 SELECT c.id, c.source_id, s.title, s.kind, c.text, f.score * {{preference}} * (1 + %(voice)s * voice.share) AS score,
-       1 - (c.embedding <=> %(vector)s::vector) AS similarity, f.text_rank, c.occurred_at, c.anchor
+       1 - (c.embedding <=> %(vector)s::vector) AS similarity, f.text_rank, c.occurred_at, c.anchor, s.private
 FROM best f
 JOIN ingestion_chunk c ON c.id = f.id
 JOIN ingestion_source s ON s.id = c.source_id
@@ -245,7 +247,7 @@ LIMIT %(k)s
 
 # Temporal-only questions ("what did I add last week?") list passages by time, newest first.
 _RECENT_SQL = """
-SELECT c.id, c.source_id, s.title, s.kind, c.text, 0.0, 0.0, 0.0, c.occurred_at, c.anchor
+SELECT c.id, c.source_id, s.title, s.kind, c.text, 0.0, 0.0, 0.0, c.occurred_at, c.anchor, s.private
 FROM ingestion_chunk c JOIN ingestion_source s ON s.id = c.source_id
 WHERE {filters}
 ORDER BY {order}, c.ordinal, c.id
@@ -258,9 +260,9 @@ LIMIT %(k)s
 # tomorrow?" lists every event of the day): a passage that is an event (its anchor has its time, `at`)
 # is listed by itself.
 _LISTING_SQL = """
-SELECT id, source_id, title, kind, text, 0.0, 0.0, 0.0, occurred_at, anchor FROM (
+SELECT id, source_id, title, kind, text, 0.0, 0.0, 0.0, occurred_at, anchor, private FROM (
     SELECT DISTINCT ON (c.source_id, CASE WHEN c.anchor ? 'at' THEN c.id END)
-           c.id, c.source_id, s.title, s.kind, c.text, c.occurred_at, c.anchor, s.created_at
+           c.id, c.source_id, s.title, s.kind, c.text, c.occurred_at, c.anchor, s.private, s.created_at
     FROM ingestion_chunk c JOIN ingestion_source s ON s.id = c.source_id
     WHERE {filters}
     ORDER BY c.source_id, CASE WHEN c.anchor ? 'at' THEN c.id END, c.ordinal
@@ -270,10 +272,40 @@ LIMIT %(k)s
 """
 
 
-def _filters(*, owner_id: int, date_range: DateRange | None, kind: str | None) -> tuple[str, dict[str, Any]]:
-    """The WHERE clause on `ingestion_chunk c` every search applies: always the owner, then time and kind."""
+Visible = tuple[list[str], dict[str, Any]]  # `_visible`'s clauses on `ingestion_chunk c` and their parameters
+
+
+def _visible(*, owner_id: int, include_private: bool) -> Visible:
+    """The owner's passages a search may read: the one place private sources are left out of search,
+    answers, listings and the MCP tools (unless the person asks to include them).
+
+    The private sources are read as the search starts, so a change takes effect at once. Their
+    passages are left out by id rather than by a join: with none private (the usual case) the
+    statement is the one the indexes were tuned for; with some, a `<> ALL` over a constant array
+    (hashed by PostgreSQL from 9 ids on) filters the rows each index scan returns (bench/scale.py's
+    `private_search`, bench/RESULTS.md).
+    """
     clauses = ["c.owner_id = %(owner)s"]
     params: dict[str, Any] = {"owner": owner_id}
+    hidden = [] if include_private else _private_sources(owner_id)
+    if hidden:
+        clauses.append("c.source_id <> ALL (%(hidden)s::bigint[])")
+        params["hidden"] = hidden
+    return clauses, params
+
+
+def _private_sources(owner_id: int) -> list[int]:
+    # A plain statement, on every search: through the ORM, compiling it cost 3–5× the statement (p50 2.6 ms
+    # against 0.5 ms on a busy machine).
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT id FROM ingestion_source WHERE owner_id = %s AND private ORDER BY id", [owner_id])
+        return [row[0] for row in cursor.fetchall()]
+
+
+def _filters(*, visible: Visible, date_range: DateRange | None, kind: str | None) -> tuple[str, dict[str, Any]]:
+    """The WHERE clause on `ingestion_chunk c` every search applies: always the owner's passages a
+    search may read (`_visible`), then time and kind."""
+    clauses, params = list(visible[0]), dict(visible[1])
     source_clauses = []
     if kind:
         source_clauses.append("kind = %(kind)s")
@@ -317,19 +349,20 @@ WITH named AS MATERIALIZED (
 SELECT name FROM named k
 WHERE cardinality(k.keys) > 0 AND EXISTS (
     SELECT 1 FROM ingestion_chunk c
-    WHERE c.owner_id = %(owner)s AND {OWNER_TERMS} @> k.keys
+    WHERE {{visible}} AND {OWNER_TERMS} @> k.keys
       AND (starts_with(c.text, name || ': ') OR strpos(c.text, E'\\n' || name || ': ') > 0)
 )
 """
 
 
-def _speakers(*, owner_id: int, names: list[str]) -> list[str]:
+def _speakers(*, visible: Visible, names: list[str]) -> list[str]:
     """Which of `names` label lines in the owner's passages ("Caroline: …"): people who speak there."""
     names = [name for name in names if name.lower() not in _QUESTION_WORDS]
     if not names:
         return []
+    clauses, params = visible
     with connection.cursor() as cursor:
-        cursor.execute(_SPEAKERS_SQL, {"owner": owner_id, "names": names})
+        cursor.execute(_SPEAKERS_SQL.format(visible=" AND ".join(clauses)), params | {"names": names})
         return [row[0] for row in cursor.fetchall()]
 
 
@@ -354,20 +387,23 @@ def search(
     vector: list[float] | None = None,
     prefer: DateRange | None = None,
     ahead_of: datetime | None = None,
+    include_private: bool = False,
 ) -> list[Hit]:
     """The owner's `k` passages best matching `query`: vector and full-text ranks fused by RRF, one SQL statement.
 
     `vector` is the query's embedding when the caller has it already (benchmarks with synthetic vectors).
     `prefer` is the range the question named when `date_range` reads around it: passages dated outside
     it score `RANKING["later"]` times less. `ahead_of` (now, for a question about what is to come):
-    passages dated from then on score `1 + RANKING["ahead"]` times more.
+    passages dated from then on score `1 + RANKING["ahead"]` times more. Private sources are read only
+    with `include_private`.
     """
     names = _names(query)
+    visible = _visible(owner_id=owner_id, include_private=include_private)
     # The vector ranker searches the question without the names of people who speak in the owner's
     # passages: a name pulls in every line that addresses its bearer, while `voice` already favours
     # what they said. `similarity` stays the whole question's.
     with timing.span("names"):
-        topic = _without(query, _speakers(owner_id=owner_id, names=names))
+        topic = _without(query, _speakers(visible=visible, names=names))
     with timing.span("embed"):
         if vector is not None:
             topic_vector = vector
@@ -375,7 +411,7 @@ def search(
             vector = topic_vector = list(embed_texts([query])[0])
         else:
             vector, topic_vector = (list(values) for values in embed_texts([query, topic]))
-    filters, params = _filters(owner_id=owner_id, date_range=date_range, kind=kind)
+    filters, params = _filters(visible=visible, date_range=date_range, kind=kind)
     candidates = max(k * CANDIDATES_PER_RESULT, 20)
     params |= {
         "vector": _literal(vector),
@@ -404,28 +440,46 @@ def search(
 
 
 def recent(
-    *, owner_id: int, k: int, date_range: DateRange | None = None, kind: str | None = None, oldest_first: bool = False
+    *,
+    owner_id: int,
+    k: int,
+    date_range: DateRange | None = None,
+    kind: str | None = None,
+    oldest_first: bool = False,
+    include_private: bool = False,
 ) -> list[Hit]:
     """The owner's passages in the range, newest (or oldest) first on the range's clock: no text to match, only time."""
-    filters, params = _filters(owner_id=owner_id, date_range=date_range, kind=kind)
+    visible = _visible(owner_id=owner_id, include_private=include_private)
+    filters, params = _filters(visible=visible, date_range=date_range, kind=kind)
     order = "s.created_at" if date_range is not None and date_range.clock == "upload" else "c.occurred_at"
     order += " ASC" if oldest_first else " DESC"
     return _hits(_RECENT_SQL.format(filters=filters, order=order), params | {"k": k})
 
 
 def sources_in(
-    *, owner_id: int, date_range: DateRange, k: int, oldest_first: bool = False, kind: str | None = None
+    *,
+    owner_id: int,
+    date_range: DateRange,
+    k: int,
+    oldest_first: bool = False,
+    kind: str | None = None,
+    include_private: bool = False,
 ) -> list[Hit]:
     """The owner's sources in the range, newest (or oldest) first on its clock, each by its first passage there."""
-    filters, params = _filters(owner_id=owner_id, date_range=date_range, kind=kind)
+    visible = _visible(owner_id=owner_id, include_private=include_private)
+    filters, params = _filters(visible=visible, date_range=date_range, kind=kind)
     order = ("created_at" if date_range.clock == "upload" else "occurred_at") + (" ASC" if oldest_first else " DESC")
     return _hits(_LISTING_SQL.format(filters=filters, order=order), params | {"k": k})
 
 
 def source_passages(*, owner_id: int, source_id: int, k: int) -> list[Hit]:
-    """The first `k` passages of one of the owner's sources, in reading order (a summary reads it whole)."""
+    """The first `k` passages of one of the owner's sources, in reading order (a summary reads it whole).
+
+    The caller chose the source, from a search's hits or `ingestion.selectors.source_get` (which
+    decide whether a private one may be read).
+    """
     sql = """
-        SELECT c.id, c.source_id, s.title, s.kind, c.text, 0.0, 0.0, 0.0, c.occurred_at, c.anchor
+        SELECT c.id, c.source_id, s.title, s.kind, c.text, 0.0, 0.0, 0.0, c.occurred_at, c.anchor, s.private
         FROM ingestion_chunk c JOIN ingestion_source s ON s.id = c.source_id
         WHERE c.owner_id = %(owner)s AND c.source_id = %(source)s
         ORDER BY c.ordinal
@@ -497,7 +551,7 @@ def selection_find(*, owner_id: int, source_id: int, text: str, chunk_id: int | 
 # Around a selection: the passages just before and after the ones it lies in (a calendar's events are
 # things of their own: none).
 _SELECTION_SQL = """
-SELECT c.id, c.source_id, s.title, s.kind, c.text, 0.0, 0.0, 0.0, c.occurred_at, c.anchor
+SELECT c.id, c.source_id, s.title, s.kind, c.text, 0.0, 0.0, 0.0, c.occurred_at, c.anchor, s.private
 FROM ingestion_chunk c JOIN ingestion_source s ON s.id = c.source_id
 WHERE c.owner_id = %(owner)s AND c.source_id = %(source)s AND (
     c.id = ANY(%(chunks)s) OR (
@@ -512,7 +566,8 @@ ORDER BY c.id = ANY(%(chunks)s) DESC, c.ordinal
 
 def selection_passages(*, owner_id: int, selection: Selection) -> list[Hit]:
     """What an answer about a selection reads: the passages the selection lies in (first, in reading
-    order), then their neighbours — the one before and the one after. Nothing of any other source."""
+    order), then their neighbours — the one before and the one after. Nothing of any other source.
+    A private source's too: text selected on its page is the person asking about it."""
     params = {"owner": owner_id, "source": selection.source_id, "chunks": list(selection.chunk_ids)}
     return _hits(_SELECTION_SQL, params)
 
@@ -547,11 +602,13 @@ def retrieve(
     kind: str | None = None,
     now: datetime | None = None,
     ignore_dates: bool = False,
+    include_private: bool = False,
 ) -> Retrieval:
     """The owner's passages for a question, read in their time zone: by time, by meaning, or both.
 
     An explicit `since` / `until` (naive values are read in the owner's zone) replaces the range the
-    question names; `ignore_dates` searches the whole question as if it named no time at all.
+    question names; `ignore_dates` searches the whole question as if it named no time at all;
+    `include_private` reads the owner's private sources too.
     """
     zone = owner.zone
     now = now or timezone.now()
@@ -569,23 +626,41 @@ def retrieve(
         if date_range.since is not None and date_range.until is not None and date_range.since >= date_range.until:
             raise AppError("invalid_range", "The start of the range must come before its end.", status=422)
     if date_range is None:
-        hits = search(owner_id=owner.pk, query=query, k=k, kind=kind, ahead_of=ahead_of)
+        hits = search(
+            owner_id=owner.pk, query=query, k=k, kind=kind, ahead_of=ahead_of, include_private=include_private
+        )
         return Retrieval(mode="semantic", date_range=None, hits=_coming(owner.pk, hits, ahead_of), query=query)
     label = temporal.describe(date_range, zone=zone)
     if not temporal.is_topical(meaning.topic):
         coming = ahead_of is not None and (date_range.until is None or date_range.until > now)
-        hits = recent(owner_id=owner.pk, k=k, date_range=date_range, kind=kind, oldest_first=coming)
+        hits = recent(
+            owner_id=owner.pk,
+            k=k,
+            date_range=date_range,
+            kind=kind,
+            oldest_first=coming,
+            include_private=include_private,
+        )
         return Retrieval(mode="temporal", date_range=date_range, hits=hits, label=label, chronological=coming)
     searched, prefer = date_range, None
     if since is None and until is None and date_range.clock == "content" and date_range.until is not None:
         searched, prefer = _read_on(date_range), date_range  # a range the person set explicitly is kept exact
     hits = search(
-        owner_id=owner.pk, query=meaning.topic, k=k, date_range=searched, kind=kind, prefer=prefer, ahead_of=ahead_of
+        owner_id=owner.pk,
+        query=meaning.topic,
+        k=k,
+        date_range=searched,
+        kind=kind,
+        prefer=prefer,
+        ahead_of=ahead_of,
+        include_private=include_private,
     )
     if not hits and since is None and until is None:
         # Nothing at all is dated in the range the question seemed to name ("on Aug 15th" read as this
         # year's): the closest passages from any time beat an empty answer, and the range is not shown.
-        hits = search(owner_id=owner.pk, query=query, k=k, kind=kind, ahead_of=ahead_of)
+        hits = search(
+            owner_id=owner.pk, query=query, k=k, kind=kind, ahead_of=ahead_of, include_private=include_private
+        )
         return Retrieval(mode="semantic", date_range=None, hits=_coming(owner.pk, hits, ahead_of), query=query)
     hits = _coming(owner.pk, hits, ahead_of)
     return Retrieval(mode="hybrid", date_range=date_range, hits=hits, query=meaning.topic, label=label)
@@ -594,7 +669,7 @@ def retrieve(
 # The next occurrence of each repeating event among `hits` (`_coming`).
 _NEXT_OCCURRENCES_SQL = """
 SELECT DISTINCT ON (c.source_id, c.anchor ->> 'uid')
-       c.id, c.source_id, s.title, s.kind, c.text, 0.0, 0.0, 0.0, c.occurred_at, c.anchor
+       c.id, c.source_id, s.title, s.kind, c.text, 0.0, 0.0, 0.0, c.occurred_at, c.anchor, s.private
 FROM ingestion_chunk c JOIN ingestion_source s ON s.id = c.source_id
 WHERE c.owner_id = %(owner)s AND c.source_id = ANY(%(sources)s) AND c.anchor ->> 'uid' = ANY(%(uids)s)
   AND c.occurred_at >= %(now)s
@@ -680,6 +755,7 @@ def _hits(sql: str, params: dict[str, Any]) -> list[Hit]:
             text_rank=float(row[7]),
             occurred_at=row[8],
             anchor=json.loads(row[9]),  # Django leaves jsonb undecoded on raw cursors
+            private=row[10],
         )
         for row in rows
     ]
@@ -694,7 +770,27 @@ def conversation_get(*, owner: User, conversation_id: int) -> Conversation:
 
 
 def messages_of(*, conversation: Conversation) -> QuerySet[Message]:
-    return conversation.messages.prefetch_related("citations")
+    return conversation.messages.prefetch_related(Prefetch("citations", queryset=_citations()))
+
+
+class _Lock(TypedDict):
+    private: bool
+
+
+if TYPE_CHECKING:  # django-stubs' type of an annotated row; a type checker's only (not subscriptable at run time)
+    from django_stubs_ext import WithAnnotations
+
+    LockedCitation = WithAnnotations[Citation, _Lock]
+
+
+def citations_of(*, message: Message) -> "QuerySet[LockedCitation]":
+    return _citations().filter(message=message)
+
+
+def _citations() -> "QuerySet[LockedCitation]":
+    """Citations with whether their source is private now (`private`), to show the lock: an answer
+    keeps its citations when a source it cites is made private later — it is the person's own."""
+    return Citation.objects.annotate(private=Coalesce(F("source__private"), Value(False)))
 
 
 def remembered_notes(*, owner: User, message_ids: Iterable[int]) -> dict[int, Source]:

@@ -35,7 +35,7 @@ from chat.models import Citation, Conversation, Message
 from chat.selectors import Hit, Retrieval, Selection
 from chat.templatetags.chat_tags import passage_url
 from ingestion.models import Chunk, Source, anchor_label
-from ingestion.selectors import sources_of
+from ingestion.selectors import sources_of, sources_searchable
 from ingestion.services import note_create
 from secondbrain import limits, rls
 from secondbrain.errors import DATABASE_UNREACHABLE, AppError, as_app_error
@@ -132,6 +132,7 @@ class _Turn:
     retrieval: Retrieval | None = None
     left_out: int = 0  # earlier messages that did not fit the model's context
     prompt: list[dict[str, str]] = field(default_factory=list)
+    include_private: bool = False  # the person asked to include their private sources in this answer
 
     def mark(self, name: str) -> None:
         self.timings[name] = round(time.perf_counter() - self.started, 3)
@@ -163,6 +164,7 @@ async def answer_stream(
     ignore_dates: bool = False,
     regenerate: bool = False,
     about: About | None = None,
+    include_private: bool = False,
 ) -> AsyncGenerator[Event, None]:
     """Yield `start`, `stage`…, `token`…, then `citations` and `done` — or `error` and `done`.
 
@@ -172,7 +174,8 @@ async def answer_stream(
     answer (`question` is then ignored). Cancelling the task that iterates this generator while
     the model writes stores the partial answer as stopped; the caller reports that itself.
     `about` asks about text selected in a source: the answer reads that text and the passages
-    around it, nothing else (a regenerated answer is about what its question was about).
+    around it, nothing else (a regenerated answer is about what its question was about). Other
+    questions read private sources only with `include_private`.
     """
     # Whoever iterates this (a socket's task, the API's stream, the command line), the database
     # shows it `user`'s rows only: the API streams after its request's own scope has ended.
@@ -184,6 +187,7 @@ async def answer_stream(
             ignore_dates=ignore_dates,
             regenerate=regenerate,
             about=about,
+            include_private=include_private,
         )
         # Closing this closes them: a cancelled answer is stored as stopped (see `_answer_events`).
         async with contextlib.aclosing(events):
@@ -199,6 +203,7 @@ async def _answer_events(
     ignore_dates: bool,
     regenerate: bool,
     about: About | None,
+    include_private: bool,
 ) -> AsyncGenerator[Event, None]:
     if regenerate:
         turn = await _step(_turn_again)(user=user, conversation_id=conversation_id)
@@ -206,6 +211,7 @@ async def _answer_events(
     else:
         question = question_clean(question)
         turn = await _step(_turn_begin)(user=user, question=question, conversation_id=conversation_id, about=about)
+    turn.include_private = include_private
     yield {
         "type": "start",
         "conversation_id": turn.conversation.pk,
@@ -253,7 +259,9 @@ async def _answer_events(
     # (Not for a selection: its answer may not look anywhere else.)
     elsewhere = None
     if turn.selection is None:
-        elsewhere = await _step(_told_elsewhere)(user=user, question=question, hits=relevant, ignore_dates=ignore_dates)
+        elsewhere = await _step(_told_elsewhere)(
+            user=user, question=question, hits=relevant, ignore_dates=ignore_dates, include_private=include_private
+        )
         turn.mark("elsewhere")
     if elsewhere is not None:
         message = await _step(_answer_store)(turn=turn, text=elsewhere.text, hits=relevant, elsewhere=elsewhere)
@@ -306,6 +314,7 @@ async def _listing_stream(*, turn: _Turn, user: User) -> AsyncIterator[Event]:
         k=order.count if order is not None else LISTING_MAX_SOURCES,
         oldest_first=order.oldest if order is not None else retrieval.chronological,
         kind=order.kind if order is not None else None,
+        include_private=turn.include_private,
     )
     turn.retrieval = retrieval = Retrieval(
         mode=retrieval.mode,
@@ -446,11 +455,19 @@ def selection_of(*, user: User, about: About) -> Selection:
 
 
 async def answer_sse(
-    *, user: User, question: str, conversation_id: int | None = None, about: About | None = None
+    *,
+    user: User,
+    question: str,
+    conversation_id: int | None = None,
+    about: About | None = None,
+    include_private: bool = False,
 ) -> AsyncIterator[str]:
     """`answer_stream` as Server-Sent Events: `event: <type>` and the event as JSON, one per message."""
+    events = answer_stream(
+        user=user, question=question, conversation_id=conversation_id, about=about, include_private=include_private
+    )
     try:
-        async for event in answer_stream(user=user, question=question, conversation_id=conversation_id, about=about):
+        async for event in events:
             yield f"event: {event['type']}\ndata: {json.dumps(event, cls=DjangoJSONEncoder)}\n\n"
     except (AppError, *DATABASE_UNREACHABLE) as exc:  # the status line is gone by now: the failure is an event
         error = as_app_error(exc)
@@ -459,12 +476,20 @@ async def answer_sse(
 
 
 async def answer_collect(
-    *, user: User, question: str, conversation_id: int | None = None, about: About | None = None
+    *,
+    user: User,
+    question: str,
+    conversation_id: int | None = None,
+    about: About | None = None,
+    include_private: bool = False,
 ) -> dict[str, Any]:
     """Run `answer_stream` to its end and return the `POST /api/ask` payload."""
     done: Event = {}
     error: Event | None = None
-    async for event in answer_stream(user=user, question=question, conversation_id=conversation_id, about=about):
+    events = answer_stream(
+        user=user, question=question, conversation_id=conversation_id, about=about, include_private=include_private
+    )
+    async for event in events:
         if event["type"] == "error":
             error = event
         elif event["type"] == "done":
@@ -505,13 +530,16 @@ def _retrieve(*, turn: _Turn, user: User, ignore_dates: bool) -> Retrieval:
         label = f"Your {'oldest' if oldest else 'newest'} source" + (f"s ({count} at most)" if count > 1 else "")
         everything = temporal.DateRange(since=None, until=None, clock=temporal.clock_of(turn.question.content))
         return Retrieval(mode="temporal", date_range=everything, hits=[], label=label)
-    kind, k = turn.intent.source_kind, turn.context_passages
-    ready = sources_of(owner=user).filter(kind=kind, status=Source.Status.READY)
+    kind, k, private = turn.intent.source_kind, turn.context_passages, turn.include_private
+    ready = sources_searchable(owner=user, include_private=private).filter(kind=kind, status=Source.Status.READY)
     newest = ready.order_by("-created_at", "-id").first() if kind else None
+    query = turn.intent.search
     if newest is None:
-        return selectors.retrieve(owner=user, query=turn.intent.search, k=k, ignore_dates=ignore_dates)
+        return selectors.retrieve(owner=user, query=query, k=k, ignore_dates=ignore_dates, include_private=private)
     if intent.names_a_topic(turn.question.content):
-        return selectors.retrieve(owner=user, query=turn.intent.search, k=k, kind=kind, ignore_dates=ignore_dates)
+        return selectors.retrieve(
+            owner=user, query=query, k=k, kind=kind, ignore_dates=ignore_dates, include_private=private
+        )
     hits = selectors.source_passages(owner_id=user.pk, source_id=newest.pk, k=k)
     return Retrieval(mode="semantic", date_range=None, hits=hits, query=turn.intent.search, pointed=True)
 
@@ -553,14 +581,20 @@ class _Elsewhere:
         return f"{ABSTAIN_TEXT} What comes closest in them is about {self.person}."
 
 
-def _told_elsewhere(*, user: User, question: str, hits: list[Hit], ignore_dates: bool) -> _Elsewhere | None:
+def _told_elsewhere(
+    *, user: User, question: str, hits: list[Hit], ignore_dates: bool, include_private: bool = False
+) -> _Elsewhere | None:
     """Whether the question names one speaker of the passages while another's lines answer it (grounding)."""
     passages = [hit.text for hit in hits]
     found: dict[str, list[Hit]] = {}
     asked = checks.about_others(question, passages)
     for name, other_question in asked.items():
         retrieval = selectors.retrieve(
-            owner=user, query=other_question, k=settings.ANSWER_CONTEXT_PASSAGES, ignore_dates=ignore_dates
+            owner=user,
+            query=other_question,
+            k=settings.ANSWER_CONTEXT_PASSAGES,
+            ignore_dates=ignore_dates,
+            include_private=include_private,
         )
         found[name] = _relevant(retrieval)
     person = checks.told_of_someone_else(
@@ -900,6 +934,7 @@ def _trace(
         "query": retrieval.query if retrieval else "",
         "source_kind": turn.intent.source_kind if turn.intent is not None else None,
         "pointed": retrieval.pointed if retrieval else False,
+        "include_private": turn.include_private,
         "timings": turn.timings,
         "left_out": turn.left_out,
         "prompt": turn.prompt or None,
@@ -915,6 +950,7 @@ def _trace(
                 "anchor": hit.anchor,
                 "excerpt": hit.text,
                 "similarity": round(hit.similarity, 4),
+                "private": hit.private,
             }
             for hit in nearest
         ],
@@ -930,8 +966,9 @@ def _citations_payload(*, message: Message) -> list[dict[str, Any]]:
             "source_title": citation.source_title,
             "anchor": citation.anchor,
             "excerpt": citation.excerpt,
+            "private": citation.private,
         }
-        for citation in message.citations.all()
+        for citation in selectors.citations_of(message=message)
     ]
 
 
@@ -953,7 +990,8 @@ def message_remember(*, user: User, message_id: int, via: Via | None = None) -> 
 
     Idempotent: an answer already remembered returns its note (`created` False); the answer's row is
     locked meanwhile, so two clicks at once make one note. Someone else's message is a 404; a
-    question, an answer still cut off, stopped or that found nothing is refused (422).
+    question, an answer still cut off, stopped or that found nothing is refused (422). An answer that
+    cites a private source is remembered as a private note: its sentences may repeat the source.
     """
     with transaction.atomic():
         message = get_object_or_404(
@@ -979,6 +1017,7 @@ def message_remember(*, user: User, message_id: int, via: Via | None = None) -> 
                 title="Remembered: " + Truncator(" ".join(question_text.split())).chars(REMEMBER_TITLE_CHARS),
                 occurred_at=message.created_at,
                 via=via,
+                private=message.citations.filter(source__private=True).exists(),
                 metadata={
                     "remembered": {
                         "conversation_id": message.conversation_id,

@@ -83,7 +83,11 @@ def search(request: AuthedRequest) -> HttpResponse:
     retrieval = None
     if form.is_valid() and form.cleaned_data["q"]:
         retrieval = selectors.retrieve(
-            owner=request.user, query=form.cleaned_data["q"], k=SEARCH_RESULTS, kind=form.cleaned_data["kind"] or None
+            owner=request.user,
+            query=form.cleaned_data["q"],
+            k=SEARCH_RESULTS,
+            kind=form.cleaned_data["kind"] or None,
+            include_private=form.cleaned_data["include_private"],
         )
     return render(request, "chat/search.html", {"form": form, "retrieval": retrieval})
 

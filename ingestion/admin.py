@@ -27,8 +27,9 @@ class ChunkInline(admin.TabularInline):
 
 @admin.register(Source)
 class SourceAdmin(admin.ModelAdmin):
-    list_display = ["title", "owner", "kind", "status", "size", "created_at", "occurred_at"]
-    list_filter = ["owner", "status", "kind"]
+    list_display = ["title", "owner", "kind", "status", "private", "size", "created_at", "occurred_at"]
+    list_filter = ["owner", "status", "kind", "private"]
+    list_editable = ["private"]
     search_fields = ["title"]
     # A source's content changes only through the pipeline (sniffed, hashed, counted against the
     # quota, chunked again); and the web server takes no admin form larger than MAX_REQUEST_KB.

@@ -1,7 +1,7 @@
 from datetime import datetime
 from typing import Any
 
-from ninja import File, Form, Router, Schema, Status
+from ninja import Field, File, Form, Router, Schema, Status
 from ninja.files import UploadedFile
 
 from accounts.http import AuthedRequest, api_via
@@ -12,16 +12,21 @@ from ingestion.uploads import uploaded_file
 router = Router(tags=["ingestion"])
 
 
+PRIVATE = "left out of search, answers and the MCP tools unless they are asked to include private sources"
+
+
 class NoteIn(Schema):
     title: str = ""
     text: str
     occurred_at: datetime | None = None
+    private: bool = Field(False, description=PRIVATE)
 
 
 class WebPageIn(Schema):
     url: str
     title: str = ""
     occurred_at: datetime | None = None
+    private: bool = Field(False, description=PRIVATE)
 
 
 class QueuedOut(Schema):
@@ -55,10 +60,15 @@ class SourceOut(Schema):
     metadata: dict[str, Any]
     # A web page's address; None for every other kind.
     url: str | None
+    private: bool = Field(description=PRIVATE)
 
     @staticmethod
     def resolve_url(source: Source) -> str | None:
         return source.metadata.get("url") if source.kind == Source.Kind.URL else None
+
+
+class SourcePatchIn(Schema):
+    private: bool | None = Field(None, description=PRIVATE)
 
 
 class ChunkOut(Schema):
@@ -84,6 +94,7 @@ def note_create(request: AuthedRequest, payload: NoteIn) -> Status[dict[str, int
         title=payload.title,
         occurred_at=payload.occurred_at,
         via=api_via(request),
+        private=payload.private,
     )
     return _queued(job)
 
@@ -97,6 +108,7 @@ def web_page_create(request: AuthedRequest, payload: WebPageIn) -> Status[dict[s
         title=payload.title,
         occurred_at=payload.occurred_at,
         via=api_via(request),
+        private=payload.private,
     )
     return _queued(job)
 
@@ -108,6 +120,7 @@ def upload_create(
     title: str = Form(""),  # noqa: B008
     caption: str = Form(""),  # noqa: B008 — an image's only
     occurred_at: datetime | None = Form(None),  # noqa: B008
+    private: bool = Form(False, description=PRIVATE),  # noqa: B008
 ) -> Status[dict[str, int]]:
     job = services.upload_create(
         owner=request.user,
@@ -116,6 +129,7 @@ def upload_create(
         caption=caption,
         occurred_at=occurred_at,
         via=api_via(request),
+        private=private,
     )
     return _queued(job)
 
@@ -143,6 +157,13 @@ def source_list(request: AuthedRequest) -> Any:
 @router.get("/sources/{source_id}", response=SourceOut)
 def source_detail(request: AuthedRequest, source_id: int) -> Source:
     return selectors.source_get(owner=request.user, source_id=source_id)
+
+
+@router.patch("/sources/{source_id}", response=SourceOut)
+def source_update(request: AuthedRequest, source_id: int, payload: SourcePatchIn) -> Source:
+    """Change a source: `{"private": true}` leaves it out of search and answers from the next question on."""
+    source = selectors.source_get(owner=request.user, source_id=source_id)
+    return services.source_update(source=source, private=payload.private)
 
 
 @router.delete("/sources/{source_id}", response={204: None})

@@ -9,6 +9,11 @@ class NoteForm(forms.Form):
         label="When did it happen?",
         widget=forms.DateTimeInput(attrs={"type": "datetime-local"}),
     )
+    private = forms.BooleanField(
+        required=False,
+        label="Private",
+        help_text="Left out of search and answers unless you include private sources.",
+    )
 
 
 class WebPageForm(forms.Form):

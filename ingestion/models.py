@@ -53,10 +53,18 @@ class Source(models.Model):
     occurred_at = models.DateTimeField(default=timezone.now)
     metadata = models.JSONField(default=dict, blank=True)
     status = models.CharField(max_length=16, choices=Status.choices, default=Status.PENDING)
+    # Left out of search, answers and the MCP tools unless the person asks to include private sources
+    # (`chat.selectors._visible`); its page, its file and the sources list still show it.
+    # db_default too: rows written by plain SQL (bench/scale.py's COPY) are not private either.
+    private = models.BooleanField(default=False, db_default=False)
 
     class Meta:
         ordering = ["-created_at", "-id"]
-        indexes = [models.Index(fields=["owner", "-created_at"])]
+        indexes = [
+            models.Index(fields=["owner", "-created_at"]),
+            # Each search reads which of its owner's sources are private: few, so a partial index.
+            models.Index(fields=["owner"], condition=models.Q(private=True), name="source_owner_private"),
+        ]
         constraints = [models.UniqueConstraint(fields=["owner", "sha256"], name="source_owner_sha256_unique")]
 
     def __str__(self) -> str:

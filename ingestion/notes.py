@@ -18,7 +18,7 @@ FRONT_MATTER = re.compile(r"\A\ufeff?---[ \t]*\r?\n(?P<yaml>.*?)^(?:---|\.\.\.)[
 WIKI_LINK = re.compile(r"!?\[\[(?P<target>[^\]|\n]*?)(?:\|(?P<alias>[^\]\n]*))?\]\]")
 DATE_KEYS = ("date", "created")
 # Properties that mark a block as front matter: ours, and the ones Obsidian itself writes.
-PROPERTIES = frozenset({"title", *DATE_KEYS, "tags", "aliases", "cssclasses"})
+PROPERTIES = frozenset({"title", *DATE_KEYS, "tags", "aliases", "cssclasses", "private"})
 
 
 @dataclass(frozen=True)
@@ -27,6 +27,7 @@ class NoteText:
     title: str = ""
     occurred_at: datetime | None = None
     tags: tuple[str, ...] = ()
+    private: bool = False  # `private: true`: left out of search and answers unless included (the export writes it)
 
 
 def note_read(text: str, *, zone: tzinfo) -> NoteText:
@@ -42,6 +43,7 @@ def note_read(text: str, *, zone: tzinfo) -> NoteText:
         title=str(title).strip() if isinstance(title, str | int | float) else "",
         occurred_at=next((moment for key in DATE_KEYS if (moment := _moment(fields.get(key), zone))), None),
         tags=_tags(fields.get("tags")),
+        private=fields.get("private") is True,
     )
 
 

@@ -12,10 +12,17 @@ def sources_of(*, owner: User) -> QuerySet[Source]:
     return Source.objects.filter(owner=owner)
 
 
-def sources_added(*, owner: User, since: datetime | None, limit: int) -> list[Source]:
+def sources_searchable(*, owner: User, include_private: bool = False) -> QuerySet[Source]:
+    """The owner's sources that search, answers and the MCP tools may read: private ones only when the
+    person asks to include them (the passage search's own SQL is `chat.selectors._visible`)."""
+    sources = sources_of(owner=owner)
+    return sources if include_private else sources.filter(private=False)
+
+
+def sources_added(*, owner: User, since: datetime | None, limit: int, include_private: bool = False) -> list[Source]:
     """The owner's sources added at or after `since` (any time if None; a naive value is read in the
-    owner's zone), newest first."""
-    sources = Source.objects.filter(owner=owner)
+    owner's zone), newest first; private ones only with `include_private`."""
+    sources = sources_searchable(owner=owner, include_private=include_private)
     if since is not None:
         sources = sources.filter(
             created_at__gte=since if timezone.is_aware(since) else since.replace(tzinfo=owner.zone)
@@ -23,9 +30,11 @@ def sources_added(*, owner: User, since: datetime | None, limit: int) -> list[So
     return list(sources.order_by("-created_at", "-id")[:limit])
 
 
-def source_get(*, owner: User, source_id: int) -> Source:
-    """The owner's source, or Http404 — also for another user's id."""
-    return get_object_or_404(Source, pk=source_id, owner=owner)
+def source_get(*, owner: User, source_id: int, include_private: bool = True) -> Source:
+    """The owner's source, or Http404 — also for another user's id, and for a private source when
+    `include_private` is False (what search, answers and the MCP tools read). The owner's own pages
+    and the sources API show their private sources."""
+    return get_object_or_404(sources_searchable(owner=owner, include_private=include_private), pk=source_id)
 
 
 def jobs_of(*, owner: User) -> QuerySet[Job]:

@@ -51,12 +51,14 @@ def note_create(
     occurred_at: datetime | None = None,
     via: Via | None = None,
     metadata: dict[str, Any] | None = None,
+    private: bool = False,
 ) -> Job:
     """Store a typed note and queue its processing; the task is sent only once the rows are committed.
 
     A note that opens with front matter takes its title, date and tags from it (`note_read`); the
     title and date given here win over it. `via` names where it came from in the owner's audit log;
     `metadata` is kept on the source beside what the note itself gives (where it came from, say).
+    A `private` note is left out of search and answers unless the person includes private sources.
     """
     limits.rate_spend("upload", owner.pk)
     if not text.strip():
@@ -76,6 +78,7 @@ def note_create(
         size=len(body),
         sha256=hashlib.sha256(body).hexdigest(),
         metadata=dict(metadata or {}),
+        private=private,
     )
     note = _note_fill(
         source=source, text=text.replace("\x00", ""), title=title, empty="The note has only front matter."
@@ -92,12 +95,14 @@ def upload_create(
     occurred_at: datetime | None = None,
     rated: bool = True,
     via: Via | None = None,
+    private: bool = False,
 ) -> Job:
     """Store an uploaded file as a source of the kind its bytes show, and queue its processing.
 
     `caption`: what the person says an image shows, kept as its text (searchable beside the text read
     in it, and its title when none is given); refused with any other kind of file.
     `rated`: counted against the owner's upload rate, as everything that comes over the web is.
+    `private`: left out of search and answers unless the person includes private sources.
     """
     if rated:
         limits.rate_spend("upload", owner.pk)
@@ -119,6 +124,7 @@ def upload_create(
         size=upload.size or 0,
         sha256=sha256,
         metadata={"filename": name},
+        private=private,
     )
     storage_quota_check(owner=owner, adding=source.size)  # before the file is written anywhere
     upload.seek(0)
@@ -155,8 +161,9 @@ def web_page_create(
     occurred_at: datetime | None = None,
     rated: bool = True,
     via: Via | None = None,
+    private: bool = False,
 ) -> Job:
-    """Store a web page's address as a source and queue its fetching.
+    """Store a web page's address as a source and queue its fetching (`private`: see `note_create`).
 
     Only the address is checked here (`web.url_normalize`); the worker fetches and reads the page
     (ingestion/extract/web.py), which may take seconds. The source's sha256 is its address's, so the
@@ -174,6 +181,7 @@ def web_page_create(
         size=0,  # the page's text, once it is read
         sha256=hashlib.sha256(f"url {address}".encode()).hexdigest(),
         metadata={"url": address, "title_from": "user" if title.strip() else "address"},
+        private=private,
     )
     return _source_store(source=source, occurred_at=occurred_at, via=via)
 
@@ -183,13 +191,15 @@ def _title_from_address(address: str) -> str:
     return f"{parts.netloc}{parts.path.rstrip('/')}"
 
 
-def file_add(*, owner: User, path: Path) -> Job:
+def file_add(*, owner: User, path: Path, private: bool = False) -> Job:
     """Add a file from this machine's disk exactly as if it had been uploaded (the command line), but
     not counted against the web's upload rate: a folder of a thousand notes is one command of the
     machine's own operator."""
     with path.open("rb") as handle:
         upload = UploadedFile(handle, name=path.name, size=path.stat().st_size)
-        return upload_create(owner=owner, upload=upload, rated=False, via=Via(AuditEntry.Channel.COMMAND))
+        return upload_create(
+            owner=owner, upload=upload, rated=False, via=Via(AuditEntry.Channel.COMMAND), private=private
+        )
 
 
 def _note_fill(*, source: Source, text: str, title: str, empty: str) -> NoteText:
@@ -201,6 +211,7 @@ def _note_fill(*, source: Source, text: str, title: str, empty: str) -> NoteText
     source.title = (title.strip() or note.title or source.title or _title_from_text(note.body))[:TITLE_MAX_CHARS]
     if note.tags:
         source.metadata["tags"] = list(note.tags)
+    source.private = source.private or note.private
     return note
 
 
@@ -271,6 +282,16 @@ def _title_from_text(text: str) -> str:
         if line.strip("-*_ "):  # a rule ("---") is no title
             return line
     return "Untitled note"
+
+
+def source_update(*, source: Source, private: bool | None = None) -> Source:
+    """Change what a person may change about a source once added: whether it is `private` (None:
+    left as it is). Search reads the flag from the source itself, so the next search already sees it;
+    answers given before keep their citations (they are the person's own), shown with a lock."""
+    if private is not None and private != source.private:
+        source.private = private
+        source.save(update_fields=["private"])
+    return source
 
 
 def source_reprocess(*, source: Source) -> Job:

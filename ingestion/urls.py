@@ -11,5 +11,6 @@ urlpatterns = [
     path("sources/<int:source_id>/", views.source_detail, name="source_detail"),
     path("sources/<int:source_id>/file", views.source_file, name="source_file"),
     path("sources/<int:source_id>/reprocess/", views.source_reprocess, name="source_reprocess"),
+    path("sources/<int:source_id>/private/", views.source_private, name="source_private"),
     path("sources/<int:source_id>/delete/", views.source_delete, name="source_delete"),
 ]

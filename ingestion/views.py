@@ -20,6 +20,7 @@ from ingestion.uploads import uploaded_file
 from secondbrain.errors import AppError, with_retry_after
 
 HOME = "ingestion/home.html"
+SOURCE = "ingestion/source.html"
 RANGE_MAX_BYTES = 8 * 2**20
 
 
@@ -52,7 +53,12 @@ def note_create(request: AuthedRequest) -> HttpResponse:
         request,
         NoteForm(request.POST),
         lambda data: services.note_create(
-            owner=request.user, text=data["text"], title=data["title"], occurred_at=data["occurred_at"], via=PAGE
+            owner=request.user,
+            text=data["text"],
+            title=data["title"],
+            occurred_at=data["occurred_at"],
+            via=PAGE,
+            private=data["private"],
         ),
         field="text",
         key="form",
@@ -117,6 +123,7 @@ def upload_create(request: AuthedRequest) -> HttpResponse:
             title=request.POST.get("title", ""),
             caption=request.POST.get("caption", ""),
             via=PAGE,
+            private=request.POST.get("private") in ("true", "on"),
         )
     except AppError as exc:
         refusal = HttpResponse(exc.message, status=exc.status, content_type="text/plain; charset=utf-8")
@@ -154,10 +161,25 @@ def source_delete(request: AuthedRequest, source_id: int) -> HttpResponse:
 
 
 @login_required
+@require_POST
+def source_private(request: AuthedRequest, source_id: int) -> HttpResponse:
+    """The lock on a source's page: `private` "true" makes the source private, "false" searchable again.
+    With htmx the page's header comes back; posted without it, the page again."""
+    source = selectors.source_get(owner=request.user, source_id=source_id)
+    private = request.POST.get("private")
+    if private not in ("true", "false"):
+        return HttpResponse('Send private "true" or "false".', status=422, content_type="text/plain; charset=utf-8")
+    services.source_update(source=source, private=private == "true")
+    if request.htmx:
+        return render(request, f"{SOURCE}#source-head", {"source": source})
+    return redirect("source_detail", source.pk)
+
+
+@login_required
 def source_detail(request: AuthedRequest, source_id: int) -> HttpResponse:
     source = selectors.source_get(owner=request.user, source_id=source_id)
     context = {"source": source, "chunks": source.chunks.all(), "selection_max_chars": SELECTION_MAX_CHARS}
-    return render(request, "ingestion/source.html", context)
+    return render(request, SOURCE, context)
 
 
 @login_required

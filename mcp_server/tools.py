@@ -46,7 +46,12 @@ UNAUDITED = frozenset({"text"})  # a note's text is content, not a record of the
 INSTRUCTIONS = """Second Brain holds one person's own notes, PDFs and voice memos. Search them with
 search_notes (a question, optionally a time range and a kind), read a source whole with get_source,
 see what was added lately with recent_activity, add a note with add_note, or ask for an answer
-written from the notes with citations with ask."""
+written from the notes with citations with ask. Sources the person marked private are left out unless
+a tool is called with include_private true: do so only when the person asks for their private sources."""
+# Every reading tool's `include_private` argument.
+IncludePrivate = Annotated[
+    bool, Field(description="also read the sources the person marked private; only when they ask for it")
+]
 
 
 @dataclass(frozen=True)
@@ -92,6 +97,7 @@ class SourceTextOut(BaseModel):
     status: str
     created_at: datetime
     occurred_at: datetime
+    private: bool
     passages: list[PassageOut]
     truncated: bool = Field(description=f"true when the source has more than {PASSAGES_MAX} passages")
 
@@ -105,6 +111,7 @@ class ActivityItemOut(BaseModel):
     occurred_at: datetime
     error_code: str
     error_message: str
+    private: bool
 
 
 class ActivityOut(BaseModel):
@@ -122,6 +129,7 @@ async def search_notes(
     until: datetime | None = None,
     kind: Source.Kind | None = None,
     limit: Annotated[int, Field(ge=1, le=settings.SEARCH_MAX_K)] = settings.SEARCH_DEFAULT_K,
+    include_private: IncludePrivate = False,
 ) -> SearchOut:
     """Search the person's notes, PDFs and recordings: by meaning, by the time the query names ("what
     did I add last week about the budget?"), or both. `since`/`until` (ISO 8601; without an offset,
@@ -129,7 +137,13 @@ async def search_notes(
     who = current_caller()
     with tool_errors():
         retrieval = await database_sync_to_async(chat_selectors.retrieve)(
-            owner=who.user, query=query, k=limit, since=since, until=until, kind=kind.value if kind else None
+            owner=who.user,
+            query=query,
+            k=limit,
+            since=since,
+            until=until,
+            kind=kind.value if kind else None,
+            include_private=include_private,
         )
     return SearchOut.model_validate(
         {"mode": retrieval.mode, "date_range": retrieval.date_range, "results": retrieval.hits}
@@ -137,12 +151,14 @@ async def search_notes(
 
 
 @server.tool(annotations=READ_ONLY)
-async def get_source(source_id: int) -> SourceTextOut:
+async def get_source(source_id: int, include_private: IncludePrivate = False) -> SourceTextOut:
     """One source's text, passage by passage in reading order, each with its anchor (PDF page,
-    seconds into a recording, a note's heading)."""
+    seconds into a recording, a note's heading). A private source is not found unless included."""
     who = current_caller()
     with tool_errors():
-        source = await database_sync_to_async(ingestion_selectors.source_get)(owner=who.user, source_id=source_id)
+        source = await database_sync_to_async(ingestion_selectors.source_get)(
+            owner=who.user, source_id=source_id, include_private=include_private
+        )
         hits = await database_sync_to_async(chat_selectors.source_passages)(
             owner_id=who.user.pk, source_id=source.pk, k=PASSAGES_MAX + 1
         )
@@ -160,6 +176,7 @@ async def get_source(source_id: int) -> SourceTextOut:
         status=source.status,
         created_at=source.created_at,
         occurred_at=source.occurred_at,
+        private=source.private,
         passages=passages,
         truncated=len(hits) > PASSAGES_MAX,
     )
@@ -167,14 +184,16 @@ async def get_source(source_id: int) -> SourceTextOut:
 
 @server.tool(annotations=READ_ONLY)
 async def recent_activity(
-    since: datetime | None = None, limit: Annotated[int, Field(ge=1, le=RECENT_MAX)] = 20
+    since: datetime | None = None,
+    limit: Annotated[int, Field(ge=1, le=RECENT_MAX)] = 20,
+    include_private: IncludePrivate = False,
 ) -> ActivityOut:
     """Sources added lately, newest first, with how their processing went (queued, ready, failed and
     why). `since` (ISO 8601; without an offset, in the person's time zone) keeps those added since."""
     who = current_caller()
     with tool_errors():
         sources = await database_sync_to_async(ingestion_selectors.sources_added)(
-            owner=who.user, since=since, limit=limit
+            owner=who.user, since=since, limit=limit, include_private=include_private
         )
         jobs = await database_sync_to_async(ingestion_selectors.latest_jobs_by_source)(
             owner=who.user, source_ids=[source.pk for source in sources]
@@ -192,25 +211,27 @@ async def recent_activity(
                 occurred_at=source.occurred_at,
                 error_code=job.error_code if job else "",
                 error_message=job.error_message if job else "",
+                private=source.private,
             )
         )
     return ActivityOut(sources=items)
 
 
 @server.tool(annotations=ToolAnnotations(read_only_hint=False, destructive_hint=False, open_world_hint=False))
-async def add_note(text: str, title: str = "", occurred_at: datetime | None = None) -> QueuedOut:
+async def add_note(text: str, title: str = "", occurred_at: datetime | None = None, private: bool = False) -> QueuedOut:
     """Add a note (Markdown; YAML front matter gives its title, date and tags). It is processed in the
-    background: recent_activity shows when it is ready to search."""
+    background: recent_activity shows when it is ready to search. A `private` note is left out of
+    searches and answers that do not include private sources."""
     who = current_caller()
     with tool_errors():
         job = await database_sync_to_async(ingestion_services.note_create)(
-            owner=who.user, text=text, title=title, occurred_at=occurred_at, via=who.via
+            owner=who.user, text=text, title=title, occurred_at=occurred_at, via=who.via, private=private
         )
     return QueuedOut(source_id=job.source_id, job_id=job.pk)
 
 
 @server.tool(annotations=ToolAnnotations(read_only_hint=False, destructive_hint=False, open_world_hint=False))
-async def ask(question: str, conversation_id: int | None = None) -> AskOut:
+async def ask(question: str, conversation_id: int | None = None, include_private: IncludePrivate = False) -> AskOut:
     """Answer a question from the person's notes, with citations ([n] markers and the passages they
     point to); says so when the notes do not hold the answer. `conversation_id` asks a follow-up."""
     who = current_caller()
@@ -218,7 +239,9 @@ async def ask(question: str, conversation_id: int | None = None) -> AskOut:
         question = await database_sync_to_async(chat_services.ask_admit)(
             user=who.user, question=question, conversation_id=conversation_id
         )
-        answer = await chat_services.answer_collect(user=who.user, question=question, conversation_id=conversation_id)
+        answer = await chat_services.answer_collect(
+            user=who.user, question=question, conversation_id=conversation_id, include_private=include_private
+        )
     return AskOut.model_validate(answer)
 
 

@@ -117,6 +117,11 @@ class ApiClient:
         data = raw if raw is not None else json.dumps(body if body is not None else {})
         return self.client.post(f"/api{path}", data, content_type="application/json", headers=self._headers())
 
+    def patch(self, path: str, body: Any) -> Any:
+        return self.client.patch(
+            f"/api{path}", json.dumps(body), content_type="application/json", headers=self._headers()
+        )
+
     def delete(self, path: str, body: Any = None) -> Any:
         data = json.dumps(body) if body is not None else ""
         return self.client.delete(f"/api{path}", data, content_type="application/json", headers=self._headers())

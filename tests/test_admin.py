@@ -78,3 +78,20 @@ def test_admin_actions_reprocess_cancel_and_delete_many(admin_client: Client) ->
     assert Job.objects.filter(status="cancelled").count() == 2
     admin_client.post("/admin/ingestion/source/", {"action": "delete_fast", "_selected_action": ids})
     assert not Source.objects.exists() and not Job.objects.exists()
+
+
+def test_admin_filters_sources_by_private_and_marks_them_in_the_list(admin_client: Client) -> None:
+    alice = make_user("alice")
+    diary, garden = _note(alice, "Diary", "ready"), _note(alice, "Garden plan", "ready")
+    Source.objects.filter(pk=diary.pk).update(private=True)
+    page = admin_client.get("/admin/ingestion/source/", {"private__exact": "1"})
+    assert b"Diary" in page.content and b"Garden plan" not in page.content
+
+    # The list's checkbox for each row (list_editable): the garden plan made private, the diary left alone.
+    rows = {"form-TOTAL_FORMS": "2", "form-INITIAL_FORMS": "2", "_save": "Save"}
+    rows |= {"form-0-id": str(diary.pk), "form-0-private": "on", "form-1-id": str(garden.pk), "form-1-private": "on"}
+    assert admin_client.post("/admin/ingestion/source/", rows).status_code == 302
+    assert set(Source.objects.filter(private=True).values_list("title", flat=True)) == {"Diary", "Garden plan"}
+    del rows["form-0-private"]  # the diary's box unticked: an unchecked box is absent from a form
+    admin_client.post("/admin/ingestion/source/", rows)
+    assert set(Source.objects.filter(private=True).values_list("title", flat=True)) == {"Garden plan"}

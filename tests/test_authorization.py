@@ -114,7 +114,9 @@ def snapshot(world: World) -> dict[str, Any]:
     alice = world.alice
     return {
         "user": list(User.objects.filter(pk=alice.pk).values("username", "password", "is_active", "time_zone")),
-        "sources": list(Source.objects.filter(owner=alice).order_by("pk").values("pk", "title", "text", "status")),
+        "sources": list(
+            Source.objects.filter(owner=alice).order_by("pk").values("pk", "title", "text", "status", "private")
+        ),
         "chunks": list(Chunk.objects.filter(owner=alice).order_by("pk").values("pk", "source_id", "text")),
         "jobs": list(Job.objects.filter(owner=alice).order_by("pk").values("pk", "status", "stage", "attempts")),
         "conversations": list(Conversation.objects.filter(owner=alice).order_by("pk").values("pk", "title")),
@@ -181,6 +183,9 @@ PAGES: dict[str, Page] = {
     "sources/<int:source_id>/file": Page(("GET",), "not_found", lambda w: {"source_id": w.pdf.pk}),
     "sources/<int:source_id>/reprocess/": Page(("POST",), "not_found", lambda w: {"source_id": w.note.pk}),
     "sources/<int:source_id>/delete/": Page(("POST",), "not_found", lambda w: {"source_id": w.pdf.pk}),
+    "sources/<int:source_id>/private/": Page(
+        ("POST",), "not_found", lambda w: {"source_id": w.note.pk}, data={"private": "true"}
+    ),
     # Words of Alice's note, not the mark: the page shows the query it was asked.
     "search/": Page(("GET",), "own", data={"q": "budget forty-two thousand"}),
     "chat/": Page(("GET",), "own"),
@@ -417,6 +422,9 @@ OPERATIONS: dict[tuple[str, str], Operation] = {
     ("GET", "/api/jobs/{job_id}"): Operation("not_found", lambda w: {"job_id": w.job.pk}),
     ("GET", "/api/sources"): Operation("own", listed=lambda w: {w.note.pk, w.pdf.pk}),
     ("GET", "/api/sources/{source_id}"): Operation("not_found", lambda w: {"source_id": w.note.pk}),
+    ("PATCH", "/api/sources/{source_id}"): Operation(
+        "not_found", lambda w: {"source_id": w.note.pk}, body={"private": True}
+    ),
     ("DELETE", "/api/sources/{source_id}"): Operation("not_found", lambda w: {"source_id": w.pdf.pk}),
     ("POST", "/api/sources/{source_id}/reprocess"): Operation("not_found", lambda w: {"source_id": w.note.pk}),
     ("GET", "/api/chunks/{chunk_id}"): Operation("not_found", lambda w: {"chunk_id": w.note.chunks.get().pk}),

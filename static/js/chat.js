@@ -8,6 +8,12 @@ document.addEventListener("keydown", (event) => {
   if (event.target.value.trim()) event.target.form.requestSubmit();
 });
 
+// "Include private sources" goes with whatever asks: the question, Regenerate, Retry, the × on a date.
+document.addEventListener("htmx:wsConfigSend", (event) => {
+  const box = document.getElementById("include-private");
+  if (box && event.detail.parameters.action !== "stop") event.detail.parameters.include_private = box.checked ? "true" : "";
+});
+
 // Clear the question once it is sent; keep the newest message in view while an answer streams in.
 document.addEventListener("htmx:wsAfterSend", (event) => {
   const question = document.getElementById("question");

@@ -38,11 +38,12 @@
     try { return JSON.parse(xhr.responseText).error.message; } catch (e) { return xhr.responseText || `Upload failed (${xhr.status}).`; }
   }
 
-  function send(file, view, caption) {
+  function send(file, view, caption, secret) {
     active += 1;
     const body = new FormData();
     body.append("file", file);
     if (caption) body.append("caption", caption);
+    if (secret) body.append("private", "true");
     const xhr = new XMLHttpRequest();
     xhr.open("POST", zone.action);
     xhr.setRequestHeader("X-CSRFToken", csrf);
@@ -104,12 +105,14 @@
   function add(files) {
     const caption = captionInput ? captionInput.value.trim() : "";
     let captioned = false;
+    // Private as the box was when the files were chosen, whenever their turn to upload comes.
+    const secret = document.getElementById("upload-private")?.checked || false;
     for (const file of files) {
       const view = row(file);
       const own = isImage(file) ? caption : "";
       captioned = captioned || Boolean(own);
       if (file.size > maxBytes) fail(view, `Larger than the ${zone.dataset.maxMb} MB limit.`);
-      else queue.push([file, view, own]);
+      else queue.push([file, view, own, secret]);
     }
     if (captioned) captionInput.value = "";
     next();

@@ -24,23 +24,38 @@ class Command(BaseCommand):
         parser.add_argument("question")
         parser.add_argument("--user", required=True, help="the username whose notes answer")
         parser.add_argument("--conversation", type=int, default=None, help="continue this conversation (its id)")
+        parser.add_argument(
+            "--include-private", action="store_true", help="also read the sources marked private (left out otherwise)"
+        )
 
-    def handle(self, *args: Any, question: str, user: str, conversation: int | None, **options: Any) -> None:
+    def handle(
+        self,
+        *args: Any,
+        question: str,
+        user: str,
+        conversation: int | None,
+        include_private: bool,
+        **options: Any,
+    ) -> None:
         owner = user_named(user)
         if owner is None:
             raise CommandError(f"There is no user named {user!r}.")
         try:
             question = services.question_clean(question)
-            error = async_to_sync(self._stream)(owner, question, conversation)
+            error = async_to_sync(self._stream)(owner, question, conversation, include_private)
         except (AppError, *DATABASE_UNREACHABLE) as exc:
             error = as_app_error(exc)
         if error is not None:
             raise CommandError(f"{error.message} ({error.code})")
 
-    async def _stream(self, owner: User, question: str, conversation_id: int | None) -> AppError | None:
+    async def _stream(
+        self, owner: User, question: str, conversation_id: int | None, include_private: bool
+    ) -> AppError | None:
         """Print tokens as they arrive, then the checked answer if the check changed it, then the sources."""
         written: list[str] = []
-        events = services.answer_stream(user=owner, question=question, conversation_id=conversation_id)
+        events = services.answer_stream(
+            user=owner, question=question, conversation_id=conversation_id, include_private=include_private
+        )
         async with contextlib.aclosing(events):  # closed when an error ends it early, not left to the collector
             async for event in events:
                 if event["type"] == "token":

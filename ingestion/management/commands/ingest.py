@@ -48,15 +48,18 @@ class Command(BaseCommand):
         parser.add_argument("paths", nargs="+", metavar="PATH_OR_URL")
         parser.add_argument("--user", required=True, help="the username whose sources these become")
         parser.add_argument("--wait", action="store_true", help="wait for processing and report each outcome")
+        parser.add_argument(
+            "--private", action="store_true", help="add them as private: left out of search and answers unless asked"
+        )
 
-    def handle(self, *args: Any, paths: list[str], user: str, wait: bool, **options: Any) -> None:
+    def handle(self, *args: Any, paths: list[str], user: str, wait: bool, private: bool, **options: Any) -> None:
         owner = user_named(user)
         if owner is None:
             raise CommandError(f"There is no user named {user!r}.")
         with rls.owner_scope(owner.pk):
-            self._ingest(owner, paths, wait=wait)
+            self._ingest(owner, paths, wait=wait, private=private)
 
-    def _ingest(self, owner: User, paths: list[str], *, wait: bool) -> None:
+    def _ingest(self, owner: User, paths: list[str], *, wait: bool, private: bool) -> None:
         outcome = Outcome()
         items: list[Item] = []
         for path in paths:
@@ -65,7 +68,7 @@ class Command(BaseCommand):
         # would turn each redraw into a line of its own. disable=None: no bar unless on a terminal.
         for item in tqdm(items, desc="Adding", unit="item", file=self.stderr._out, disable=None):
             try:
-                outcome.added[item] = self._add(owner, item)
+                outcome.added[item] = self._add(owner, item, private=private)
             except AppError as exc:
                 (outcome.skipped if exc.code in SKIPPED_CODES else outcome.failed).append((item, _reason(exc)))
             except OSError as exc:
@@ -77,11 +80,13 @@ class Command(BaseCommand):
             noun = "files" if all(isinstance(item, Path) for item in items) else "items"
             raise CommandError(f"{len(outcome.failed)} of {len(items)} {noun} failed.")
 
-    def _add(self, owner: User, item: Item) -> Job:
+    def _add(self, owner: User, item: Item, *, private: bool) -> Job:
         if isinstance(item, Path):
-            return services.file_add(owner=owner, path=item)
+            return services.file_add(owner=owner, path=item, private=private)
         # Not counted against the web's upload rate, as files from this machine are not.
-        return services.web_page_create(owner=owner, url=item, rated=False, via=Via(AuditEntry.Channel.COMMAND))
+        return services.web_page_create(
+            owner=owner, url=item, rated=False, via=Via(AuditEntry.Channel.COMMAND), private=private
+        )
 
     def _files(self, paths: list[Path], outcome: Outcome) -> list[Path]:
         """Every file under `paths`, hidden ones left out (and listed as skipped) and in a stable order."""
