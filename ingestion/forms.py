@@ -23,3 +23,8 @@ class WebPageForm(forms.Form):
         max_length=2048,
         widget=forms.URLInput(attrs={"placeholder": "https://…", "autocomplete": "url"}),
     )
+    private = forms.BooleanField(
+        required=False,
+        label="Private",
+        help_text="Left out of search and answers unless you include private sources.",
+    )

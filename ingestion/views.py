@@ -73,7 +73,7 @@ def web_page_create(request: AuthedRequest) -> HttpResponse:
     return _form_post(
         request,
         WebPageForm(request.POST),
-        lambda data: services.web_page_create(owner=request.user, url=data["url"], via=PAGE),
+        lambda data: services.web_page_create(owner=request.user, url=data["url"], via=PAGE, private=data["private"]),
         field="url",
         key="web_page_form",
         partial="web-page",

@@ -326,6 +326,10 @@ def test_the_page_form_adds_a_page_or_says_why_not(user: User, site: str) -> Non
     refused = client.post("/web-pages/", {"url": "file:///etc/passwd"}, headers={"HX-Request": "true"})
     assert refused.status_code == 200 and "must start with http:// or https://" in refused.content.decode()
     assert Source.objects.filter(owner=user).count() == 1
+    assert not source.private
+    private = client.post("/web-pages/", {"url": f"{site}/recipe", "private": "on"}, headers={"HX-Request": "true"})
+    assert private.status_code == 200 and "Left out of search and answers" in private.content.decode()
+    assert Source.objects.get(owner=user, metadata__url=f"{site}/recipe").private
 
 
 def test_ingest_adds_a_page_by_its_address(user: User, celery_worker: None, site: str) -> None:
