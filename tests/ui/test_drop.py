@@ -3,6 +3,7 @@
 import base64
 from pathlib import Path
 
+import pytest
 from playwright.sync_api import Page, expect
 
 from accounts.models import User
@@ -38,9 +39,16 @@ def sign_in(page: Page, web_server: str, user: User) -> None:
     expect(page.get_by_role("heading", name="Write a note")).to_be_visible()
 
 
-def test_dropping_the_shared_pdfs_and_recordings(web_server: str, browser_page: Page) -> None:
+@pytest.fixture
+def dropper(celery_worker: None) -> User:
+    """Made before the browser starts: Playwright's sync API runs the test in a greenlet with a
+    database connection of its own, which an earlier test's worker teardown may have ended."""
+    return make_user("dropper")
+
+
+def test_dropping_the_shared_pdfs_and_recordings(dropper: User, web_server: str, browser_page: Page) -> None:
     page = browser_page
-    sign_in(page, web_server, make_user("dropper"))
+    sign_in(page, web_server, dropper)
     files = [
         {"name": path.name, "type": "", "data": base64.b64encode(path.read_bytes()).decode()}
         for path in [*PDFS, *RECORDINGS]
