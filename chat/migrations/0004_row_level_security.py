@@ -33,12 +33,22 @@ POLICIES = {
 ROLE = f"""
 DO $$
 BEGIN
+    -- Roles belong to the server, not the database: another database's migration (a parallel test
+    -- run's) may create the role or grant it between our check and our statement.
     IF NOT EXISTS (SELECT FROM pg_roles WHERE rolname = '{APP_ROLE}') THEN
-        CREATE ROLE {APP_ROLE} NOLOGIN NOBYPASSRLS;
+        BEGIN
+            CREATE ROLE {APP_ROLE} NOLOGIN NOBYPASSRLS;
+        EXCEPTION WHEN duplicate_object OR unique_violation THEN
+            NULL;
+        END;
     END IF;
     IF NOT pg_has_role(current_user, '{APP_ROLE}', 'MEMBER') THEN
         -- Who is not a superuser may take the role only as its member.
-        EXECUTE format('GRANT {APP_ROLE} TO %I', current_user);
+        BEGIN
+            EXECUTE format('GRANT {APP_ROLE} TO %I', current_user);
+        EXCEPTION WHEN duplicate_object OR unique_violation THEN
+            NULL;
+        END;
     END IF;
 END
 $$;
