@@ -53,6 +53,9 @@ def start(**environment: str) -> subprocess.CompletedProcess[str]:
         (STRONG_KEY[:49], "is too weak"),
         ("abcd" * 20, "is too weak"),
     ],
+    # Named by their reason, not the key: a random key would name the test differently in each
+    # process of a parallel run, which then refuses to start.
+    ids=["unset", "empty", "public", "django-insecure", "short", "49-characters", "repetitive"],
 )
 def test_without_debug_the_app_refuses_to_start_with_a_guessable_secret_key(key: str | None, reason: str) -> None:
     result = start(DEBUG="false", **({} if key is None else {"SECRET_KEY": key}))
