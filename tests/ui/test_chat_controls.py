@@ -113,6 +113,8 @@ def test_keyboard_stop_regenerate_and_copy(
     assert re.search(r"/chat/\d+/$", page.url), page.url
     scripted_model.script = Script(tokens=["Water the beds every second evening [1]."])
     ask(page, "How often do I water the beds?")
+    # The second answer's own card: until its turn is on the page, `.last` is the first answer's.
+    expect(page.locator(".msg--assistant")).to_have_count(2)
     expect(page.locator(".msg--assistant").last.locator(".citation")).to_have_count(1, timeout=60_000)
     page.reload()
     expect(page.locator(".msg--user")).to_have_count(2)
