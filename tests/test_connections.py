@@ -126,7 +126,7 @@ def websocket_ask(url: str, cookie: str, question: str) -> list[str]:
     return events
 
 
-def test_thousands_of_requests_one_after_another_keep_connections_bounded(loaded_app: str) -> None:
+def test_a_thousand_requests_one_after_another_keep_connections_bounded(loaded_app: str) -> None:
     url = loaded_app
     status, body = request(f"{url}/api/auth/register", body={"username": "steady", "password": PASSWORD})
     assert status == 201, body
@@ -142,11 +142,12 @@ def test_thousands_of_requests_one_after_another_keep_connections_bounded(loaded
     ]  # fmt: skip
     statuses: Counter[int] = Counter()
     with ConnectionWatch() as watch:
-        for i in range(3000):
+        # A connection leaked per request (or per thread) would pass the pool of 6 within the first few.
+        for i in range(1000):
             status, body = steps[i % len(steps)](i)
             statuses[status] += 1
             assert status < 500 and status != 0, (i, status, body)
-    assert statuses == {200: 2400, 202: 600}, statuses
+    assert statuses == {200: 800, 202: 200}, statuses
     assert 0 < watch.peak_web <= POOL_SIZE, watch.peak_web
     web, total, stuck = watch.counts()
     assert web <= POOL_SIZE and stuck == 0, (web, stuck)
