@@ -9,7 +9,6 @@ from ninja import Field, Query, Router, Schema, Status
 from accounts.http import AuthedRequest, api_via
 from chat import selectors, services
 from ingestion.models import Source
-from secondbrain.errors import AppError
 
 router = Router(tags=["chat"])
 INCLUDE_PRIVATE = "also read the sources marked private (left out unless asked)"
@@ -67,11 +66,7 @@ class AskIn(Schema):
     )
 
     def about(self) -> services.About | None:
-        if self.source_id is None and self.selection is None:
-            return None
-        if self.source_id is None:
-            raise AppError("missing_source", "A selection needs the `source_id` of the source it is from.", status=422)
-        return services.About(source_id=self.source_id, selection=self.selection or "", chunk_id=self.chunk_id)
+        return services.About.of(self.source_id, self.selection, self.chunk_id)
 
 
 class CitationOut(Schema):

@@ -120,6 +120,16 @@ class About:
     selection: str
     chunk_id: int | None = None
 
+    @classmethod
+    def of(cls, source_id: int | None, selection: str | None, chunk_id: int | None = None) -> "About | None":
+        """What a request's `source_id`, `selection` and `chunk_id` ask about: None when they name no
+        selection; AppError 422 for a selection without its source (what it holds is checked by `selection_of`)."""
+        if source_id is None and selection is None:
+            return None
+        if source_id is None:
+            raise AppError("missing_source", "A selection needs the `source_id` of the source it is from.", status=422)
+        return cls(source_id=source_id, selection=selection or "", chunk_id=chunk_id)
+
 
 @dataclass
 class _Turn:

@@ -41,7 +41,8 @@ logger = logging.getLogger(__name__)
 PASSAGES_MAX = 200  # get_source returns at most this many passages of a source
 RECENT_MAX = 100
 AUDITED_CHARS = 200  # an argument's text as the audit log keeps it
-UNAUDITED = frozenset({"text"})  # a note's text is content, not a record of the call: only its length is kept
+# A note's text and a selection of a source are content, not a record of the call: only their length is kept.
+UNAUDITED = frozenset({"text", "selection"})
 
 INSTRUCTIONS = """Second Brain holds one person's own notes, PDFs and voice memos. Search them with
 search_notes (a question, optionally a time range and a kind), read a source whole with get_source,
@@ -231,16 +232,29 @@ async def add_note(text: str, title: str = "", occurred_at: datetime | None = No
 
 
 @server.tool(annotations=ToolAnnotations(read_only_hint=False, destructive_hint=False, open_world_hint=False))
-async def ask(question: str, conversation_id: int | None = None, include_private: IncludePrivate = False) -> AskOut:
+async def ask(
+    question: str,
+    conversation_id: int | None = None,
+    include_private: IncludePrivate = False,
+    source_id: int | None = None,
+    selection: str | None = None,
+) -> AskOut:
     """Answer a question from the person's notes, with citations ([n] markers and the passages they
-    point to); says so when the notes do not hold the answer. `conversation_id` asks a follow-up."""
+    point to); says so when the notes do not hold the answer. `conversation_id` asks a follow-up.
+    With `source_id` and `selection` (text of that source, as get_source gives it), the question is
+    about that text: the answer reads it and the passages around it, nothing else."""
     who = current_caller()
     with tool_errors():
+        about = chat_services.About.of(source_id, selection)
         question = await database_sync_to_async(chat_services.ask_admit)(
-            user=who.user, question=question, conversation_id=conversation_id
+            user=who.user, question=question, conversation_id=conversation_id, about=about
         )
         answer = await chat_services.answer_collect(
-            user=who.user, question=question, conversation_id=conversation_id, include_private=include_private
+            user=who.user,
+            question=question,
+            conversation_id=conversation_id,
+            about=about,
+            include_private=include_private,
         )
     return AskOut.model_validate(answer)
 

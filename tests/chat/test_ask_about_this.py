@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 from channels.db import database_sync_to_async
+from django.core.management import CommandError, call_command
 
 from accounts.models import User
 from chat import selectors, services
@@ -291,3 +292,30 @@ def test_the_streamed_api_asks_about_a_selection_and_refuses_before_streaming(
         post(f"{web_server}/api/ask", {**body, "selection": "the line reopens in March"}, api.token)
     assert refused.value.code == 422
     assert json.loads(refused.value.read())["error"]["code"] == "selection_not_in_source"
+
+
+def test_the_command_line_asks_about_a_selection_and_refuses_one_not_in_the_source(
+    traveller: tuple[User, ApiClient, int], scripted_model: ScriptedModel
+) -> None:
+    user, _, trip = traveller
+    scripted_model.script = Script(tokens=["Miguel said it would reopen ", "in October [1]."])
+    out = io.StringIO()
+    call_command("ask", QUESTION, user=user.username, source=trip, selection=SELECTED, stdout=out)
+    printed = out.getvalue()
+    assert "in October" in printed and "Lisbon trip" in printed, printed  # the answer, then its source
+    prompt = system_prompt(scripted_model)
+    assert SELECTED in prompt and "14 March" not in prompt  # the selection's passages only
+    assert Message.objects.get(role=Message.Role.ASSISTANT).route == Message.Route.SELECTION
+
+    refusals: list[tuple[dict[str, Any], str]] = [
+        ({"source": trip, "selection": "the line reopens in March"}, "selection_not_in_source"),
+        ({"selection": "Ana booked the tram"}, "missing_source"),
+        (
+            {"source": make_source(make_user("stranger"), "Theirs", "Ana booked the tram.").pk, "selection": "Ana"},
+            "not_found",
+        ),
+    ]
+    for options, reason in refusals:
+        with pytest.raises(CommandError, match=reason):
+            call_command("ask", QUESTION, user=user.username, stdout=io.StringIO(), **options)
+    assert scripted_model.script.requests == 1  # refused before the model was asked

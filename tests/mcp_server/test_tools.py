@@ -89,6 +89,9 @@ def test_an_mcp_client_over_http_lists_and_calls_each_tool(
             recent = payload(await client.call_tool("recent_activity", {"limit": 5}))
             kinds = payload(await client.call_tool("search_notes", {"query": "tomatoes", "kind": "pdf"}))
             answer = payload(await client.call_tool("ask", {"question": "When do the tomatoes go in?"}))
+            about = {"source_id": garden.pk, "selection": "after the last frost,\nbeside the basil"}
+            selected = payload(await client.call_tool("ask", {"question": "What is beside them?", **about}))
+            stray = error_text(await client.call_tool("ask", {"question": "What?", "selection": "the basil"}))
             missing = error_text(await client.call_tool("get_source", {"source_id": 10**9}))
             return locals()
 
@@ -104,14 +107,16 @@ def test_an_mcp_client_over_http_lists_and_calls_each_tool(
     assert note.title == "Seeds" and Job.objects.filter(pk=got["added"]["job_id"], source=note).exists()
     assert [item["source_id"] for item in got["recent"]["sources"]] == [note.pk, garden.pk]
     assert got["answer"]["conversation_id"] and got["answer"]["answer"]
-    assert scripted_model.script.requests == 1  # the answer came from the chat pipeline, model and all
+    assert got["selected"]["route"] == "selection" and got["selected"]["citations"][0]["source_id"] == garden.pk
+    assert "source_id" in got["stray"]  # a selection without its source is refused, and says why
+    assert scripted_model.script.requests == 2  # the answers came from the chat pipeline, model and all
     assert "Not found" in got["missing"]
     assert wait_ready(note.pk).status == Source.Status.READY
 
     entries = list(AuditEntry.objects.filter(user=alice).order_by("created_at", "id"))
     calls = [entry for entry in entries if entry.action == AuditEntry.Action.TOOL_CALL]
     assert [entry.name for entry in calls] == [
-        "search_notes", "get_source", "add_note", "recent_activity", "search_notes", "ask", "get_source",
+        "search_notes", "get_source", "add_note", "recent_activity", "search_notes", "ask", "ask", "ask", "get_source",
     ]  # fmt: skip
     assert entries[0].action == AuditEntry.Action.SOURCE_ADD and entries[0].channel == AuditEntry.Channel.APP
     entries = entries[1:]  # the calls, and the note added through one
@@ -119,6 +124,7 @@ def test_an_mcp_client_over_http_lists_and_calls_each_tool(
     assert {entry.token_label for entry in entries} == {f"claude desktop ({token[:8]}…)"}
     assert calls[0].detail == {"query": "when do the tomatoes go in"}
     assert calls[2].detail == {"title": "Seeds", "text_chars": 34}  # a note's words are not kept in the log
+    assert calls[6].detail == {"question": "What is beside them?", "source_id": garden.pk, "selection_chars": 38}
     assert "Not found" in calls[-1].error and not calls[0].error
     [added] = [entry for entry in entries if entry.action == AuditEntry.Action.SOURCE_ADD]
     assert added.detail["source_id"] == note.pk and added.name == "note"

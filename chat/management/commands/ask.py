@@ -27,6 +27,12 @@ class Command(BaseCommand):
         parser.add_argument(
             "--include-private", action="store_true", help="also read the sources marked private (left out otherwise)"
         )
+        parser.add_argument("--source", type=int, default=None, help="ask about text of this source (its id)")
+        parser.add_argument(
+            "--selection",
+            default=None,
+            help="the text of --source to ask about: the answer reads only it and its surroundings",
+        )
 
     def handle(
         self,
@@ -35,26 +41,36 @@ class Command(BaseCommand):
         user: str,
         conversation: int | None,
         include_private: bool,
+        source: int | None,
+        selection: str | None,
         **options: Any,
     ) -> None:
         owner = user_named(user)
         if owner is None:
             raise CommandError(f"There is no user named {user!r}.")
         try:
+            about = services.About.of(source, selection)
             question = services.question_clean(question)
-            error = async_to_sync(self._stream)(owner, question, conversation, include_private)
+            if about is not None:
+                services.selection_of(user=owner, about=about)  # a clear error now, not a broken stream
+            error = async_to_sync(self._stream)(owner, question, conversation, about, include_private)
         except (AppError, *DATABASE_UNREACHABLE) as exc:
             error = as_app_error(exc)
         if error is not None:
             raise CommandError(f"{error.message} ({error.code})")
 
     async def _stream(
-        self, owner: User, question: str, conversation_id: int | None, include_private: bool
+        self,
+        owner: User,
+        question: str,
+        conversation_id: int | None,
+        about: services.About | None,
+        include_private: bool,
     ) -> AppError | None:
         """Print tokens as they arrive, then the checked answer if the check changed it, then the sources."""
         written: list[str] = []
         events = services.answer_stream(
-            user=owner, question=question, conversation_id=conversation_id, include_private=include_private
+            user=owner, question=question, conversation_id=conversation_id, about=about, include_private=include_private
         )
         async with contextlib.aclosing(events):  # closed when an error ends it early, not left to the collector
             async for event in events:
