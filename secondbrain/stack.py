@@ -595,6 +595,10 @@ def command_run(stack: Stack, _args: Sequence[str]) -> int:
 
 
 def command_test(stack: Stack, pytest_args: Sequence[str]) -> int:
+    # Importing this package set DJANGO_SETTINGS_MODULE to the app's settings (secondbrain/celery.py);
+    # in pytest's environment it would win over the suite's own (pyproject.toml: tests.settings).
+    if stack.env.get("DJANGO_SETTINGS_MODULE") == "secondbrain.settings":
+        del stack.env["DJANGO_SETTINGS_MODULE"]
     return _foreground(stack, [sys.executable, "-m", "pytest", *pytest_args])
 
 
