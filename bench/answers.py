@@ -467,7 +467,7 @@ def recheck(
     An answer settled before the model was asked (no relevant passage, told of someone else, a conversation
     reply or a listing) stays as it was.
     """
-    from chat import grounding, services
+    from chat import grounding, intent, services
 
     if record["abstained_by"] in _BEFORE_THE_MODEL or not record.get("model_answer") and not record["abstained_by"]:
         by = record["abstained_by"]
@@ -480,6 +480,7 @@ def recheck(
         hits=cast("list[Hit]", hits),
         support=grounding.SUPPORT_THRESHOLD if support is None else support,
         answer_checks=answer_checks,
+        shape=intent.shape_of(record["question"]),
     )
     cited = [record["passages"][number - 1] for number in grounded.markers]
     by = grounded.check.get("abstained_by", "")

@@ -27,6 +27,8 @@ _MARKER = re.compile(r"\s*\[(\d{1,3})\]")
 # A sentence ends at . ! or ? and a space, but not after an initial ("C. S. Lewis") or a title ("Dr. Lee").
 SENTENCE = re.compile(r"(?<=[.!?])(?<!\b[A-Z]\.)(?<!\b(?:Mr|Ms|Dr|St)\.)(?<!\bMrs\.)\s+")
 WORD = re.compile(r"\w+", re.UNICODE)
+# A list item's bullet or number ("- ", "2. "): kept in front of its line, never a sentence of its own.
+_LIST_ITEM = re.compile(r"^(?:[-*•+]|\d{1,3}[.)])\s+")
 STOPWORDS = frozenset(
     "a an the and or but if of to in on at by for with from as is are was were be been being it its this that "
     "these those i you he she we they me my your our their his her them do does did have has had not no so "
@@ -68,13 +70,15 @@ def ground(
     each sentence's fate.
     """
     copied_headers = [header for header in headers or [] if header and header in answer]
-    # Sentences, each with the line it stands on: a list keeps its lines.
-    placed = [
-        (number, part)
-        for number, line in enumerate(answer.strip().split("\n"))
-        for part in SENTENCE.split(line.strip())
-        if part.strip()
-    ]
+    # Sentences, each with the line it stands on: a list keeps its lines and their bullets or numbers.
+    bullets: dict[int, str] = {}
+    placed: list[tuple[int, str]] = []
+    for number, line in enumerate(answer.strip().split("\n")):
+        line = line.strip()
+        if item := _LIST_ITEM.match(line):
+            bullets[number] = item.group(0).strip() + " "
+            line = line[item.end() :]
+        placed.extend((number, part) for part in SENTENCE.split(line) if part.strip())
     sentences = [part for _, part in placed]
     plain = [_MARKER.sub("", sentence).strip() for sentence in sentences]
     support = _support_matrix(plain, passages) if sentences and passages else np.zeros((len(sentences), 0))
@@ -116,7 +120,8 @@ def ground(
         "markers_added": sum(len(set(record["kept"]) - set(record["claimed"])) for record in records),
         "sentences_removed": sum(record["removed"] for record in records),
     }
-    return Grounded("\n".join(" ".join(line) for line in kept_lines.values()), used, check)
+    text = "\n".join(bullets.get(number, "") + " ".join(line) for number, line in kept_lines.items())
+    return Grounded(text, used, check)
 
 
 def _support_matrix(sentences: list[str], passages: list[str]) -> np.ndarray:

@@ -303,7 +303,12 @@ async def _answer_events(
         raise
     turn.mark("last_token")
     grounded = await _step(check_answer)(
-        question=question, answer="".join(parts), hits=relevant, zone=user.zone, abstain_text=turn.abstain_text
+        question=question,
+        answer="".join(parts),
+        hits=relevant,
+        zone=user.zone,
+        abstain_text=turn.abstain_text,
+        shape=turn.shape,
     )
     turn.mark("grounded")
     message = await _step(_answer_store)(turn=turn, text=grounded.text, hits=relevant, grounded=grounded)
@@ -830,11 +835,13 @@ def check_answer(
     support: float = grounding.SUPPORT_THRESHOLD,
     answer_checks: Sequence[checks.Check] | None = None,
     abstain_text: str = ABSTAIN_TEXT,
+    shape: str = intent.FACT,
 ) -> grounding.Grounded:
     """The answer as stored: sentences its passages support, with checked markers — or an abstention.
 
     It abstains when the model did, when no sentence is supported (below `support`), or when one of
-    `answer_checks` (default `checks.CHECKS`) objects; the check's name and reason go in the record.
+    `answer_checks` (default `checks.CHECKS`) that judges answers of the question's `shape` objects;
+    the check's name and reason go in the record.
     An abstention reads `abstain_text`.
     """
     answer = answer.strip()
@@ -846,7 +853,7 @@ def check_answer(
     check = {"model_answer": answer, **grounded.check}
     if not grounded.text:
         return grounding.Grounded(abstain_text, [], {**check, "abstained_by": "check"})
-    objected = checks.objection(question, grounded.text, [hit.text for hit in hits], answer_checks)
+    objected = checks.objection(question, grounded.text, [hit.text for hit in hits], answer_checks, shape=shape)
     if objected is not None:
         name, reason = objected
         return grounding.Grounded(

@@ -41,3 +41,14 @@ def test_a_list_keeps_its_lines_and_loses_only_what_no_passage_supports() -> Non
     answer = "- Fix the shed door hinge [1]\n- Net the brassicas [1]\n- Repaint the fence with blue varnish [1]"
     grounded = ground(answer, [GARDEN])
     assert grounded.text == "- Fix the shed door hinge [1]\n- Net the brassicas [1]", grounded.text
+
+
+def test_a_numbered_list_keeps_its_numbers_in_front_of_each_item() -> None:
+    # "1." followed by a space reads as the end of a sentence: the small model's numbered lists came out
+    # as "1 [1]. Wall slides 3x10 [2]" before the numbers were set apart from the sentences.
+    grounded = ground("1. Net the brassicas\n\n2. Fix the shed door hinge [1]\n3. Repaint the fence in blue", [GARDEN])
+    assert grounded.text == "1. Net the brassicas [1]\n2. Fix the shed door hinge [1]", grounded.text
+    assert [record["text"] for record in grounded.check["sentences"]][:2] == [
+        "Net the brassicas",
+        "Fix the shed door hinge",
+    ]

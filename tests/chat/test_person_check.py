@@ -232,3 +232,26 @@ def test_a_reply_speaks_to_the_question_it_answers() -> None:
     assert told_of_someone_else(question, sam, {"Priya": priya}) is None
     unanswered = ["Priya: The kids can't wait for half term!\n\nSam: I love looking at flats in Glasgow."]
     assert told_of_someone_else(question, unanswered, {"Priya": priya}) == "Priya"
+
+
+ONE_ON_ONE = """1:1 w Rebecca
+- Looker migration: she wants me to lead it. all 14 Tableau dashboards moved (or retired) by end of quarter
+- feedback: analysis is great but speak up more in planning mtgs, don't wait to be asked
+- I said I'm tired after 2 late nights on the claims report - she said take Friday afternoon off, will do!!"""
+
+
+def test_a_summary_naming_the_person_is_not_turned_away_for_lines_about_others() -> None:
+    # A summary rests on many lines, several of them about me: the person check judges one-line
+    # answers only (the 0.5B model's summary of this 1:1 was turned away by it).
+    from chat.checks import objection
+
+    question = "Summarize my 1:1 with Rebecca."
+    answer = (
+        "Rebecca asked me to lead the Looker migration [1]. She said to speak up more in planning meetings [1]. "
+        "I was tired after two late nights on the claims report [1]."
+    )
+    assert objection(question, answer, [ONE_ON_ONE], shape="fact") == (
+        "person",
+        "The line the answer rests on is about someone other than the person asked about.",
+    )
+    assert objection(question, answer, [ONE_ON_ONE], shape="summary") is None
