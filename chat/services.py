@@ -240,6 +240,7 @@ async def _answer_events(
         yield {"type": "token", "text": reply}
         yield _done(message, [])
         return
+    await _step(_conversation_retitle)(turn=turn)
     if turn.intent.follow_up:
         yield {"type": "stage", "stage": "follow_up", "text": f"Read as a follow-up: {turn.intent.search}"}
     searching = "Searching your notes…" if turn.selection is None else "Reading the selected text…"
@@ -647,6 +648,20 @@ def _turn_begin(*, user: User, question: str, conversation_id: int | None, about
             conversation=conversation, role=Message.Role.USER, content=question, trace=trace
         )
     return _Turn(conversation=conversation, question=message, selection=selection)
+
+
+def _conversation_retitle(*, turn: _Turn) -> None:
+    """A conversation opened with small talk ("hi") takes its first question as its title, so that the
+    list of conversations says what each is about."""
+    conversation = turn.conversation
+    earlier = Message.objects.filter(conversation=conversation, id__lt=turn.question.pk)
+    first = earlier.filter(role=Message.Role.USER).order_by("id").first()
+    if first is None or conversation.title != first.content[:80]:
+        return  # its first message, or a title someone chose
+    if earlier.filter(role=Message.Role.ASSISTANT).exclude(route=Message.Route.CONVERSATION).exists():
+        return
+    conversation.title = turn.question.content[:80]
+    conversation.save(update_fields=["title"])
 
 
 def _turn_again(*, user: User, conversation_id: int | None) -> _Turn:

@@ -12,7 +12,7 @@ import pytest
 
 from accounts.models import User
 from chat import intent
-from chat.models import Message
+from chat.models import Conversation, Message
 from tests.chat.test_trust import events_of, note_of
 from tests.factories import ApiClient, make_user
 from tests.ingestion.test_files_pipeline import PDFS, processed
@@ -80,6 +80,18 @@ def test_a_greeting_before_a_question_is_still_a_question(celery_worker: None, s
     assert "12 May" in done["answer"] and done["citations"], done["answer"]
     assert scripted_model.script.requests == 1 and "searching" in stages(events)
     assert Message.objects.get(pk=done["message_id"]).route == Message.Route.QUESTION
+
+
+def test_a_conversation_opened_with_hi_is_titled_by_its_first_question(
+    celery_worker: None, scripted_model: ScriptedModel
+) -> None:
+    user = User.objects.create_user("greeter", password="x-long-enough-Passw0rd")
+    conversation_id = events_of(user=user, question="hi")[0]["conversation_id"]
+    events_of(user=user, question="thanks!", conversation_id=conversation_id)
+    events_of(user=user, question="What did the plumber say about the boiler?", conversation_id=conversation_id)
+    events_of(user=user, question="And the kitchen tap?", conversation_id=conversation_id)
+    titles = list(Conversation.objects.filter(owner=user).values_list("title", flat=True))
+    assert titles == ["What did the plumber say about the boiler?"]
 
 
 def test_what_did_i_add_today_lists_todays_sources_each_cited_and_no_one_elses(
