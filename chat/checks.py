@@ -19,12 +19,13 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from chat.grounding import SENTENCE, STOPWORDS, WORD, content_words, without_markers
+from chat.intent import FACT, LIST, SUMMARY
 from ingestion.embeddings import embed_texts
 
 Test = Callable[[str, str, list[str]], str | None]
 
 
-ANY_SHAPE = frozenset({"fact", "list", "summary"})  # chat.intent's shapes of a question
+ANY_SHAPE = frozenset({FACT, LIST, SUMMARY})  # the shapes of a question (chat.intent.shape_of)
 
 
 @dataclass(frozen=True)
@@ -35,7 +36,7 @@ class Check:
 
 
 def objection(
-    question: str, answer: str, passages: list[str], checks: Sequence[Check] | None = None, *, shape: str = "fact"
+    question: str, answer: str, passages: list[str], checks: Sequence[Check] | None = None, *, shape: str = FACT
 ) -> tuple[str, str] | None:
     """The first check of `checks` (default `CHECKS`) that judges answers of this `shape` and turns
     the answer away: its name and its reason."""
@@ -563,7 +564,7 @@ def detail(
 # rightly names several people ("Summarize my 1:1 with Rebecca" tells what *I* said too). Measured on the
 # first week's summaries and lists (2026-11-27): "person" had turned away 4 of 10 summaries the model wrote
 # from the right note.
-FACT_ONLY = frozenset({"fact"})
+FACT_ONLY = frozenset({FACT})
 CHECKS: tuple[Check, ...] = (
     Check("names", names_only, FACT_ONLY),
     Check("restated", restated),

@@ -240,7 +240,8 @@ async def _answer_events(
         yield {"type": "token", "text": reply}
         yield _done(message, [])
         return
-    await _step(_conversation_retitle)(turn=turn)
+    if conversation_id is not None:  # a new conversation is titled by this question already
+        await _step(_conversation_retitle)(turn=turn)
     if turn.intent.follow_up:
         yield {"type": "stage", "stage": "follow_up", "text": f"Read as a follow-up: {turn.intent.search}"}
     searching = "Searching your notes…" if turn.selection is None else "Reading the selected text…"
