@@ -361,6 +361,8 @@ def stored_answer(message_id: int | None) -> dict[str, Any] | None:
             for title, excerpt in message.citations.order_by("marker").values_list("source_title", "excerpt")
         ],
         "passages": [chunks[chunk_id] for chunk_id in ids if chunk_id in chunks],
+        "prompt": message.trace.get("prompt"),  # as the model read it: `firstweek --replay` asks again
+        "shape": message.trace.get("shape"),
     }
 
 
@@ -451,7 +453,7 @@ def ablations() -> list[tuple[str, tuple[Any, ...]]]:
     ]
 
 
-_BEFORE_THE_MODEL = ("retrieval", "elsewhere")  # verdicts settled before the model was asked: nothing to re-check
+BEFORE_THE_MODEL = ("retrieval", "elsewhere")  # verdicts settled before the model was asked: nothing to re-check
 
 
 def recheck(
@@ -469,7 +471,7 @@ def recheck(
     """
     from chat import grounding, intent, services
 
-    if record["abstained_by"] in _BEFORE_THE_MODEL or not record.get("model_answer") and not record["abstained_by"]:
+    if record["abstained_by"] in BEFORE_THE_MODEL or not record.get("model_answer") and not record["abstained_by"]:
         by = record["abstained_by"]
         return Verdict(by, record["answer"], record.get("cited", []), record.get("abstained", bool(by)))
     hits = [_Passage.of(passage) for passage in record["passages"]]

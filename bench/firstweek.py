@@ -13,10 +13,14 @@ the tuning half's failures are printed.
     python -m bench firstweek --url http://127.0.0.1:8000
     python -m bench firstweek --types when,fact   only the conversations asking these kinds of question
     python -m bench firstweek --regrade var/bench/firstweek-<model>.json --ablate
+    python -m bench firstweek --replay var/bench/firstweek-<model>.json
 
 An in-process run writes each answer with the model's own words and its passages to
 `var/bench/firstweek-<model>.json`; `--regrade` judges those again with today's answer checks, and
 `--ablate` with each check of `chat.checks.CHECKS` left out in turn, without asking the model again.
+`--replay` asks the model again with each stored prompt's rules replaced by today's (`chat.services`'
+system prompt and shapes), the same sources and turns, and judges the new answers: a change of the
+instructions measured in minutes, on the passages the run retrieved.
 """
 
 import argparse
@@ -32,7 +36,7 @@ from datetime import time as clock
 from pathlib import Path
 from typing import Any
 
-from bench.answers import ablations, ask_streamed, recheck, stored_answer
+from bench.answers import BEFORE_THE_MODEL, ablations, ask_streamed, recheck, stored_answer
 from bench.common import percentile
 from bench.connections import in_process
 from bench.locomo import PASSWORD, Api, HttpApi, _ok, wait_for_jobs
@@ -233,16 +237,67 @@ def regrade(path: Path, *, ablate: bool = False, log: Any = print) -> None:
         log(f"  {label:<22} {rates['tune']} / {rates['confirm']}")
 
 
+def replay(path: Path, *, log: Any = print) -> None:
+    """The stored prompts asked again with today's rules; the new answers judged like a run's."""
+    import asyncio
+
+    from bench.common import setup_django
+
+    setup_django()
+    from django.conf import settings
+
+    from chat import intent, llm, services
+
+    async def answer_of(prompt: list[dict[str, str]], shape: str) -> str:
+        factor = 1 if shape == intent.FACT else services.LONG_SHAPE_FACTOR
+        parts = [token async for token in llm.chat_stream(prompt, max_tokens=settings.CHAT_MAX_TOKENS * factor)]
+        return "".join(parts)
+
+    asked = {question.id: question for question in questions()}
+    titles = {note.file: note.title for note in notes()}
+    records = json.loads(path.read_text())
+    results: list[tuple[Answer, bool]] = []
+    for record in records:
+        question = asked[record["id"]]
+        before = recheck(record)
+        was = passes(Answer(question, text=before.text, abstained=before.abstained,
+                            cited=[p["source_title"] for p in before.cited]), question.rule, titles)  # fmt: skip
+        if record.get("prompt") and record["abstained_by"] not in BEFORE_THE_MODEL:
+            shape = record.get("shape") or intent.FACT
+            system = record["prompt"][0]
+            sources = system["content"][system["content"].index("\n\nSources:\n\n") :]
+            rules = services.SYSTEM_PROMPT.format(shape=services.SHAPES[shape])
+            prompt = [{**system, "content": rules + sources}, *record["prompt"][1:]]
+            started = time.perf_counter()
+            record = {**record, "model_answer": asyncio.run(answer_of(prompt, shape)), "abstained_by": ""}
+            seconds = time.perf_counter() - started
+        else:
+            seconds = 0.0
+        verdict = recheck(record)
+        answer = Answer(question, text=verdict.text, abstained=verdict.abstained,
+                        cited=[p["source_title"] for p in verdict.cited], seconds=seconds)  # fmt: skip
+        ok = passes(answer, question.rule, titles)
+        results.append((answer, ok))
+        if ok != was and question.half == "tune":
+            log(f"  {'now passes' if ok else 'now FAILS '} {question.id} {question.type:<13} {question.text!r} "
+                f"→ {record['model_answer'][:160]!r} ({verdict.by or 'answered'})")  # fmt: skip
+    report(results, log=log)
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m bench firstweek", description=__doc__.split("\n\n")[0])
     parser.add_argument("--url", help="a running app's base URL; default: in process")
     parser.add_argument("--regrade", type=Path, help="judge a run's stored answers again with today's checks")
     parser.add_argument("--ablate", action="store_true", help="with --regrade: each answer check left out in turn")
+    parser.add_argument("--replay", type=Path, help="ask the model again with a run's stored prompts, today's rules")
     parser.add_argument("--types", help="only the conversations holding questions of these types: when,fact,…")
     args = parser.parse_args(argv or [])
     types = set(args.types.split(",")) if args.types else None
     if args.regrade:
         regrade(args.regrade, ablate=args.ablate)
+        return
+    if args.replay:
+        replay(args.replay)
         return
     if args.url:
         report(run(args.url, types=types))

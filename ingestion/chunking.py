@@ -30,6 +30,7 @@ _HEADING = re.compile(r"^(#{1,6})\s+(.*?)\s*#*\s*$")
 _FENCE = re.compile(r"^\s*(```|~~~)")
 _SENTENCE_END = re.compile(r"(?<=[.!?。！？])\s+")
 _LINE_ENDS = (".", "!", "?", ":", ";", ")", "。", "！", "？")
+_WRAP_MARGIN = 0.25  # a wrapped line ends this share of the width short of the longest at most
 
 
 @dataclass(frozen=True)
@@ -145,17 +146,29 @@ def _line_units(paragraph: str) -> list[str]:
     """The lines of a long paragraph as the units to pack: most people type a note line by line,
     with no blank lines, each line a thought (an errand, a turn of a conversation, a reading).
 
-    A line that stops mid-sentence and goes on in lower case on the next line was wrapped, not
-    ended (prose pasted from an e-mail): the two are one unit.
+    In prose pasted from an e-mail, a line that stops mid-sentence and goes on in lower case on the
+    next line was wrapped, not ended: the two are one unit. Such a paragraph is told by its widths —
+    most of its lines end near the longest, where the wrapping happened; a typed note's lines are as
+    long as their thoughts, and its lines in lower case ("wk2 run3 - Griffith park, 3.3km") stay apart.
     """
+    lines = [line.strip() for line in paragraph.split("\n") if line.strip()]
     units: list[str] = []
-    for line in paragraph.split("\n"):
-        line = line.strip()
-        if units and line[:1].islower() and not units[-1].endswith(_LINE_ENDS):
+    wrapped = _looks_wrapped(lines)
+    for line in lines:
+        if wrapped and units and line[:1].islower() and not units[-1].endswith(_LINE_ENDS):
             units[-1] += " " + line
-        elif line:
+        else:
             units.append(line)
     return units
+
+
+def _looks_wrapped(lines: list[str]) -> bool:
+    """Whether most lines but the last end within `_WRAP_MARGIN` of the longest: wrapped at a width."""
+    if len(lines) < 3:
+        return False
+    width = max(len(line) for line in lines)
+    full = sum(len(line) >= width * (1 - _WRAP_MARGIN) for line in lines[:-1])
+    return full > (len(lines) - 1) / 2
 
 
 def _blocks(text: str, *, markdown: bool) -> Iterator[_Block]:

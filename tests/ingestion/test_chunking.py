@@ -94,6 +94,19 @@ def test_prose_wrapped_at_the_line_end_stays_whole_sentences() -> None:
     assert all(piece.text.replace("\n", " ").endswith("weather.") for piece in pieces)
 
 
+def test_a_note_typed_in_lower_case_keeps_its_lines_apart() -> None:
+    # Lines typed as thoughts, most not ending a sentence, the next starting in lower case: not wrapped prose.
+    feel = ["fine", "calves wrecked after, the hill on the far side of the loop", "lashing rain", "skipped, Finn sick"]
+    runs = [f"wk{week} run{run} - park loop, {week + run / 10:.1f}km, {feel[(week + run) % 4]}" for week in range(1, 6)
+            for run in range(1, 4)]  # fmt: skip
+    note = "\n".join(["c25k again, w Aoife on sat mornings", *runs, "old PB 5k 27:55"])
+    assert len(note.split()) > 100  # over a paragraph's whole size: cut between units
+    pieces = chunk_markdown(note)
+    lines = [line for piece in pieces for line in piece.text.split("\n")]
+    assert lines == note.split("\n")
+    assert all(len(piece.text.split()) <= 60 for piece in pieces)
+
+
 def test_a_pdf_page_is_not_cut_at_its_printed_line_ends() -> None:
     from ingestion.chunking import chunk_text
 
@@ -112,7 +125,11 @@ _LONG_LINE = "Line 30: " + " ".join(f"then the boiler stopped again on day {day}
     [
         ("0007_rechunk_notes_typed_line_by_line", ["typed", "typed with a long line"]),
         ("0009_rechunk_notes_long_typed_lines", ["typed with a long line"]),
-        ("0011_rechunk_paragraphs_over_100_words", ["a paragraph of 120 words"]),
+        (
+            "0011_rechunk_paragraphs_over_100_words",
+            ["a paragraph of 120 words", "typed in lower case", "wrapped prose"],
+        ),
+        ("0017_rechunk_notes_typed_in_lower_case", ["typed in lower case"]),
     ],
 )
 def test_a_rechunking_migration_queues_again_only_the_notes_it_changes(
@@ -127,6 +144,10 @@ def test_a_rechunking_migration_queues_again_only_the_notes_it_changes(
         "spaced": (_TYPED + "\n" + _LONG_LINE).replace("\n", "\n\n"),
         "short": "milk\neggs\nbread",
         "a paragraph of 120 words": " ".join(["The boiler man came at nine and left at ten again."] * 11),
+        "typed in lower case": "\n".join(
+            f"wk{week} - park loop{', calves sore after the hill' * (week % 3)}, {week}.5km" for week in range(12)
+        ),
+        "wrapped prose": "\n".join(["The boiler man came at nine and left at ten, he said the"] * 12),
     }
     sources = {
         name: Source.objects.create(
