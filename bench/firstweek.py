@@ -248,10 +248,14 @@ def replay(path: Path, *, log: Any = print) -> None:
 
     from chat import intent, llm, services
 
-    async def answer_of(prompt: list[dict[str, str]], shape: str) -> str:
+    async def answer_of(prompt: list[dict[str, str]], shape: str) -> tuple[str, float | None]:
+        """The model's answer and the seconds to its first token."""
         factor = 1 if shape == intent.FACT else services.LONG_SHAPE_FACTOR
-        parts = [token async for token in llm.chat_stream(prompt, max_tokens=settings.CHAT_MAX_TOKENS * factor)]
-        return "".join(parts)
+        started, first, parts = time.perf_counter(), None, []
+        async for token in llm.chat_stream(prompt, max_tokens=settings.CHAT_MAX_TOKENS * factor):
+            first = first or time.perf_counter() - started
+            parts.append(token)
+        return "".join(parts), first
 
     asked = {question.id: question for question in questions()}
     titles = {note.file: note.title for note in notes()}
@@ -268,14 +272,14 @@ def replay(path: Path, *, log: Any = print) -> None:
             sources = system["content"][system["content"].index("\n\nSources:\n\n") :]
             rules = services.SYSTEM_PROMPT.format(shape=services.SHAPES[shape])
             prompt = [{**system, "content": rules + sources}, *record["prompt"][1:]]
-            started = time.perf_counter()
-            record = {**record, "model_answer": asyncio.run(answer_of(prompt, shape)), "abstained_by": ""}
-            seconds = time.perf_counter() - started
+            model_answer, first_token = asyncio.run(answer_of(prompt, shape))
+            record = {**record, "model_answer": model_answer, "abstained_by": ""}
         else:
-            seconds = 0.0
+            first_token = None
         verdict = recheck(record)
         answer = Answer(question, text=verdict.text, abstained=verdict.abstained,
-                        cited=[p["source_title"] for p in verdict.cited], seconds=seconds)  # fmt: skip
+                        cited=[p["source_title"] for p in verdict.cited], first_token=first_token,
+                        route="question" if first_token is not None else "")  # fmt: skip
         ok = passes(answer, question.rule, titles)
         results.append((answer, ok))
         if ok != was and question.half == "tune":

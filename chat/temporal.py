@@ -396,7 +396,7 @@ def _expressions(text: str, today: date, *, ahead: bool = False) -> list[_Found]
         _Found(match.start(), match.end(), rule, match, ahead)
         for rule in _RULES
         for match in rule.pattern.finditer(text)
-        if not (rule.needs_introducer and not _introduced(text, match.start()))
+        if not (rule.needs_introducer and not _introduced(text, match.start())) and not _in_a_title(text, match)
     ]
     candidates.sort(key=lambda found: (found.start, -(found.end - found.start), _RULES.index(found.rule)))
     chosen: list[_Found] = []
@@ -600,10 +600,11 @@ def with_dates(text: str, said_on: date) -> str:
 # session Thurs 9.40am" written on a Thursday). A bare weekday is left alone: "on Friday" in a note may
 # be the one before or the one after.
 _SHORT_WEEKDAYS = r"(?P<weekday>mon|tue|tues|wed|weds|thu|thur|thurs|fri|sat|sun)(?:day|sday|nesday|rsday|urday)?\.?"
+_TOMORROW = re.compile(r"\b(?:tomorrow|tmrw|tmr|tmoz|2moro)\b", re.IGNORECASE)
 _AHEAD = [
-    (re.compile(r"\b(?:tomorrow|tmrw|tmr|tmoz|2moro)\b", re.IGNORECASE), lambda g, said_on: said_on + timedelta(days=1)),
+    (_TOMORROW, lambda g, said_on: said_on + timedelta(days=1)),
     (
-        re.compile(rf"\b{_SHORT_WEEKDAYS}\s+(?:the\s+)?(?P<day>[0-3]?\d)(?:st|nd|rd|th)?\b(?!\s*(?:[:.]\d|am|pm|%|(?:of\s+)?(?:{_alternatives(list(_MONTHS))})\b))", re.IGNORECASE),
+        re.compile(rf"\b{_SHORT_WEEKDAYS}\s+(?:the\s+)?(?P<day>[0-3]?\d)(?:st|nd|rd|th)?\b(?!\s*(?:[:.]\d|am|pm|%|[-–]\s*\d{{1,2}}(?:[:.]\d|\s*[ap]m)|(?:of\s+)?(?:{_alternatives(list(_MONTHS))})\b))", re.IGNORECASE),
         lambda g, said_on: _weekday_and_day(g["weekday"], int(g["day"]), said_on),
     ),
     (
@@ -611,6 +612,23 @@ _AHEAD = [
         lambda g, said_on: _weekday_after(g["weekday"], said_on),
     ),
 ]  # fmt: skip
+
+
+_DAY_WORD = re.compile(r"(?:today|tonight|yesterday|tomorrow)\b", re.IGNORECASE)
+_EMPHASIS = re.compile(r"\*\*|__|[\"“”]")
+_SENTENCE_START = re.compile(r"(?:^|[.!?:;(\[]|^\s*(?:[-*+]|\d+[.)])|\*\*|__|[\"“])\s*$")
+
+
+def _in_a_title(text: str, match: re.Match[str]) -> bool:
+    """A "tomorrow", "today" or "yesterday" that is part of a title: "**Tomorrow, and Tomorrow, and Tomorrow**"
+    (a book), "Who recommended Tomorrow, and Tomorrow…?" — in bold or in quotes, or with a capital where no
+    sentence starts. (Weekdays and months always have their capital.)"""
+    if not _DAY_WORD.match(match.group(0)):
+        return False
+    line = text[text.rfind("\n", 0, match.start()) + 1 : match.start()]
+    if len(_EMPHASIS.findall(line)) % 2:  # inside "**…**" or quotes opened on its line
+        return True
+    return match.group(0)[:1].isupper() and not _SENTENCE_START.search(line)
 
 
 def _weekday_after(weekday: str, said_on: date) -> date:
@@ -643,7 +661,11 @@ def _with_dates_ahead(text: str, said_on: date) -> str:
     for pattern, resolve in _AHEAD:
         for match in pattern.finditer(text):
             when = resolve(match.groupdict(), said_on)
-            if when is not None and not text[match.end() :].startswith(" ("):
+            if (
+                when is not None
+                and not text[match.end() :].startswith(" (")
+                and not (pattern is _TOMORROW and _in_a_title(text, match))
+            ):
                 found.append((match.start(), match.end(), when))
     out, done = [], 0
     for start, end, when in sorted(found):

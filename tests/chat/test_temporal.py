@@ -101,6 +101,8 @@ def test_it_reads_the_range_clock_and_mode(
         "May I see the notes on tomatoes?",
         "What did Anna say at the March meeting?",
         "What did I upload about the roof?",
+        "Who recommended Tomorrow, and Tomorrow, and Tomorrow to me?",  # a book
+        'What did I write about "Yesterday" by the Beatles?',
     ],
 )
 def test_a_question_without_a_time_is_semantic_and_searched_whole(question: str) -> None:
@@ -202,6 +204,12 @@ def test_every_weekday_means_the_most_recent_one_before_today() -> None:
         ("book club Tuesday at 7pm", date(2026, 11, 26), "book club Tuesday at 7pm (1 December 2026)"),
         ("Fri 6:30 train", date(2026, 11, 26), "Fri 6:30 (27 November 2026) train"),
         ("see you on Friday", date(2026, 11, 20), "see you on Friday"),  # before or after: left alone
+        # A weekly class from 7 to 8.30pm, not the 7th.
+        ("class Tues 7-8.30pm at the Istituto", date(2026, 11, 20), "class Tues 7-8.30pm at the Istituto"),
+        # A book's title is not a day; a sentence that starts with the word is.
+        ("- **Tomorrow, and Tomorrow, and Tomorrow** – Zevin", date(2026, 11, 20), "and Tomorrow** – Zevin"),
+        ("Nuala lent me Tomorrow, and Tomorrow", date(2026, 11, 20), "Nuala lent me Tomorrow, and Tomorrow"),
+        ("Tom: Tomorrow I ring the vet", date(2026, 11, 20), "Tomorrow (21 November 2026) I ring the vet"),
     ],
 )
 def test_a_passage_is_read_with_the_dates_its_days_mean(text: str, said_on: date, read: str) -> None:
