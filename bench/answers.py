@@ -343,9 +343,9 @@ def stored_answer(message_id: int | None) -> dict[str, Any] | None:
         return None
     ids = [passage["chunk_id"] for passage in message.trace.get("passages", [])]
     chunks = {
-        pk: {"text": text, "source_title": title, "occurred_at": when.isoformat(), "anchor": anchor}
-        for pk, text, title, when, anchor in Chunk.objects.filter(pk__in=ids).values_list(
-            "pk", "text", "source__title", "occurred_at", "anchor"
+        pk: {"text": text, "source_title": title, "occurred_at": when.isoformat(), "anchor": anchor, "kind": kind}
+        for pk, text, title, when, anchor, kind in Chunk.objects.filter(pk__in=ids).values_list(
+            "pk", "text", "source__title", "occurred_at", "anchor", "source__kind"
         )
     }
     check = message.citation_check
@@ -474,11 +474,11 @@ def recheck(
     if record["abstained_by"] in BEFORE_THE_MODEL or not record.get("model_answer") and not record["abstained_by"]:
         by = record["abstained_by"]
         return Verdict(by, record["answer"], record.get("cited", []), record.get("abstained", bool(by)))
-    hits = [_Passage.of(passage) for passage in record["passages"]]
+    hits = [Passage.of(passage) for passage in record["passages"]]
     grounded = services.check_answer(
         question=record["question"] if with_question else "",
         answer=record["model_answer"],
-        # Stored passages stand in for hits: check_answer reads only what _Passage has.
+        # Stored passages stand in for hits: check_answer reads only what Passage has.
         hits=cast("list[Hit]", hits),
         support=grounding.SUPPORT_THRESHOLD if support is None else support,
         answer_checks=answer_checks,
@@ -519,18 +519,23 @@ def _regrade_figures(records: list[dict[str, Any]], verdicts: list[Verdict]) -> 
 
 
 @dataclass(frozen=True)
-class _Passage:
+class Passage:
     """What `services.check_answer` reads of a hit."""
 
     text: str
     source_title: str
     occurred_at: datetime
     anchor: dict[str, Any]
+    kind: str = "note"
 
     @classmethod
-    def of(cls, stored: dict[str, Any]) -> "_Passage":
+    def of(cls, stored: dict[str, Any]) -> "Passage":
         return cls(
-            stored["text"], stored["source_title"], datetime.fromisoformat(stored["occurred_at"]), stored["anchor"]
+            stored["text"],
+            stored["source_title"],
+            datetime.fromisoformat(stored["occurred_at"]),
+            stored["anchor"],
+            stored.get("kind", "note"),
         )
 
 

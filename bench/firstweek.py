@@ -18,9 +18,9 @@ the tuning half's failures are printed.
 An in-process run writes each answer with the model's own words and its passages to
 `var/bench/firstweek-<model>.json`; `--regrade` judges those again with today's answer checks, and
 `--ablate` with each check of `chat.checks.CHECKS` left out in turn, without asking the model again.
-`--replay` asks the model again with each stored prompt's rules replaced by today's (`chat.services`'
-system prompt and shapes), the same sources and turns, and judges the new answers: a change of the
-instructions measured in minutes, on the passages the run retrieved.
+`--replay` asks the model again with each stored question, its earlier turns and the passages the run
+retrieved, in a prompt written by today's code (`chat.services.prompt_of`), and judges the new answers:
+a change of the instructions or of how a source is shown, measured in minutes.
 """
 
 import argparse
@@ -34,12 +34,15 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from datetime import time as clock
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
-from bench.answers import BEFORE_THE_MODEL, ablations, ask_streamed, recheck, stored_answer
+from bench.answers import BEFORE_THE_MODEL, Passage, ablations, ask_streamed, recheck, stored_answer
 from bench.common import percentile
 from bench.connections import in_process
 from bench.locomo import PASSWORD, Api, HttpApi, _ok, wait_for_jobs
+
+if TYPE_CHECKING:
+    from chat.selectors import Hit
 
 DATA = Path(__file__).resolve().parent.parent / "tests" / "data" / "firstweek"
 ABSTAINED = re.compile(r"couldn't find|could not find|not in your notes|nothing in your notes", re.IGNORECASE)
@@ -237,8 +240,11 @@ def regrade(path: Path, *, ablate: bool = False, log: Any = print) -> None:
         log(f"  {label:<22} {rates['tune']} / {rates['confirm']}")
 
 
+_CHOSEN_FOR = re.compile(r"\nThe sources were chosen for this time: (.*)\.$")
+
+
 def replay(path: Path, *, log: Any = print) -> None:
-    """The stored prompts asked again with today's rules; the new answers judged like a run's."""
+    """The stored questions and passages asked again in today's prompt; the new answers judged like a run's."""
     import asyncio
 
     from bench.common import setup_django
@@ -261,6 +267,7 @@ def replay(path: Path, *, log: Any = print) -> None:
     titles = {note.file: note.title for note in notes()}
     records = json.loads(path.read_text())
     results: list[tuple[Answer, bool]] = []
+    replayed: list[dict[str, Any]] = []
     for record in records:
         question = asked[record["id"]]
         before = recheck(record)
@@ -268,24 +275,33 @@ def replay(path: Path, *, log: Any = print) -> None:
                             cited=[p["source_title"] for p in before.cited]), question.rule, titles)  # fmt: skip
         if record.get("prompt") and record["abstained_by"] not in BEFORE_THE_MODEL:
             shape = record.get("shape") or intent.FACT
-            system = record["prompt"][0]
-            sources = system["content"][system["content"].index("\n\nSources:\n\n") :]
-            rules = services.SYSTEM_PROMPT.format(shape=services.SHAPES[shape])
-            prompt = [{**system, "content": rules + sources}, *record["prompt"][1:]]
+            chosen_for = _CHOSEN_FOR.search(record["prompt"][0]["content"])
+            prompt = services.prompt_of(
+                question=record["prompt"][-1]["content"],
+                hits=cast("list[Hit]", [Passage.of(passage) for passage in record["passages"]]),
+                history=record["prompt"][1:-1],
+                range_label=chosen_for.group(1) if chosen_for else "",
+                shape=shape,
+            )
             model_answer, first_token = asyncio.run(answer_of(prompt, shape))
-            record = {**record, "model_answer": model_answer, "abstained_by": ""}
+            record = {**record, "model_answer": model_answer, "abstained_by": "", "prompt": prompt}
         else:
             first_token = None
+        replayed.append(record)
         verdict = recheck(record)
         answer = Answer(question, text=verdict.text, abstained=verdict.abstained,
                         cited=[p["source_title"] for p in verdict.cited], first_token=first_token,
                         route="question" if first_token is not None else "")  # fmt: skip
         ok = passes(answer, question.rule, titles)
         results.append((answer, ok))
-        if ok != was and question.half == "tune":
-            log(f"  {'now passes' if ok else 'now FAILS '} {question.id} {question.type:<13} {question.text!r} "
+        if (ok != was or not ok) and question.half == "tune":
+            mark = "now passes" if ok else "now FAILS " if was else "FAIL      "
+            log(f"  {mark} {question.id} {question.type:<13} {question.text!r} "
                 f"→ {record['model_answer'][:160]!r} ({verdict.by or 'answered'})")  # fmt: skip
     report(results, log=log)
+    stored = path.with_name(f"{path.stem}-replayed-{settings.CHAT_MODEL}.json")
+    stored.write_text(json.dumps(replayed, indent=1))
+    log(f"  replayed answers: {stored} (--regrade it)")
 
 
 def main(argv: list[str] | None = None) -> None:

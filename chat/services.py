@@ -708,7 +708,7 @@ def _prompt_fit(*, turn: _Turn, hits: list[Hit], zone: tzinfo) -> tuple[list[dic
     """
     retrieval = turn.retrieval
     label = retrieval.label if retrieval else ""
-    bare = _prompt(
+    bare = prompt_of(
         question=turn.question.content,
         hits=hits,
         history=[],
@@ -727,7 +727,7 @@ def _prompt_fit(*, turn: _Turn, hits: list[Hit], zone: tzinfo) -> tuple[list[dic
             break
         budget -= cost
         kept = [*pair, *kept]
-    prompt = _prompt(
+    prompt = prompt_of(
         question=turn.question.content,
         hits=hits,
         history=kept,
@@ -763,7 +763,7 @@ def _history(*, turn: _Turn) -> list[tuple[dict[str, str], dict[str, str]]]:
     return turns
 
 
-def _prompt(
+def prompt_of(
     *,
     question: str,
     hits: list[Hit],

@@ -4,7 +4,7 @@ from datetime import UTC, datetime
 from zoneinfo import ZoneInfo
 
 from chat.selectors import Hit
-from chat.services import _prompt, check_answer
+from chat.services import check_answer, prompt_of
 
 
 def test_sources_are_numbered_and_dated_in_the_persons_zone() -> None:
@@ -12,8 +12,8 @@ def test_sources_are_numbered_and_dated_in_the_persons_zone() -> None:
         chunk_id=1, source_id=1, source_title="Budget call", kind="audio", text="We agreed on 40k.", score=1.0,
         similarity=0.9, text_rank=0.0, occurred_at=datetime(2026, 5, 3, 23, 30, tzinfo=UTC), anchor={"start": 65.0},
     )  # fmt: skip
-    utc = _prompt(question="What budget?", hits=[late], history=[])[0]["content"]
-    tokyo = _prompt(question="What budget?", hits=[late], history=[], zone=ZoneInfo("Asia/Tokyo"))[0]["content"]
+    utc = prompt_of(question="What budget?", hits=[late], history=[])[0]["content"]
+    tokyo = prompt_of(question="What budget?", hits=[late], history=[], zone=ZoneInfo("Asia/Tokyo"))[0]["content"]
     assert "[1] Budget call (3 May 2026, 1:05)\nWe agreed on 40k." in utc
     assert "[1] Budget call (4 May 2026, 1:05)" in tokyo
 
@@ -24,7 +24,9 @@ def test_dates_said_relative_to_the_source_are_resolved_for_the_model_and_the_ch
         text="I went to the support group yesterday. See you on Friday! Last Friday two of us ran. Last month was long.",
         occurred_at=datetime(2023, 5, 8, 22, 30, tzinfo=UTC), anchor={},
     )  # fmt: skip
-    seen = _prompt(question="When did I go to the support group?", hits=[memo], history=[], zone=ZoneInfo("Asia/Tokyo"))
+    seen = prompt_of(
+        question="When did I go to the support group?", hits=[memo], history=[], zone=ZoneInfo("Asia/Tokyo")
+    )
     # 22:30 UTC on the 8th is the 9th in Tokyo, so "yesterday" there was the 8th.
     assert "support group yesterday (8 May 2023)." in seen[0]["content"]
     assert "See you on Friday!" in seen[0]["content"]  # a bare weekday may be the coming one: left alone
