@@ -57,8 +57,11 @@ class Note:
 
     def occurred_at(self, now: datetime) -> str:
         day = now.date() - timedelta(days=self.days_ago)
-        # A note of today at an hour still to come is dated just before the run.
-        return min(datetime.combine(day, clock(self.hour), tzinfo=UTC), now - timedelta(minutes=5)).isoformat()
+        # A note of today at an hour still to come is dated just before the run, in the order of their hours
+        # (10 s apart): run just after midnight, all of today's notes are such, and "the last thing I wrote"
+        # must still be the latest hour's.
+        just_before = now - timedelta(minutes=5) + timedelta(seconds=10 * self.hour)
+        return min(datetime.combine(day, clock(self.hour), tzinfo=UTC), just_before).isoformat()
 
 
 @dataclass(frozen=True)
