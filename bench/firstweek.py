@@ -312,7 +312,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--url", help="a running app's base URL; default: in process")
     parser.add_argument("--regrade", type=Path, help="judge a run's stored answers again with today's checks")
     parser.add_argument("--ablate", action="store_true", help="with --regrade: each answer check left out in turn")
-    parser.add_argument("--replay", type=Path, help="ask the model again with a run's stored prompts, today's rules")
+    parser.add_argument(
+        "--replay", type=Path, help="ask the model again with a run's stored questions and passages, in today's prompt"
+    )
     parser.add_argument("--types", help="only the conversations holding questions of these types: when,fact,…")
     args = parser.parse_args(argv or [])
     types = set(args.types.split(",")) if args.types else None

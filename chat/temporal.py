@@ -600,9 +600,8 @@ def with_dates(text: str, said_on: date) -> str:
 # session Thurs 9.40am" written on a Thursday). A bare weekday is left alone: "on Friday" in a note may
 # be the one before or the one after.
 _SHORT_WEEKDAYS = r"(?P<weekday>mon|tue|tues|wed|weds|thu|thur|thurs|fri|sat|sun)(?:day|sday|nesday|rsday|urday)?\.?"
-_TOMORROW = re.compile(r"\b(?:tomorrow|tmrw|tmr|tmoz|2moro)\b", re.IGNORECASE)
 _AHEAD = [
-    (_TOMORROW, lambda g, said_on: said_on + timedelta(days=1)),
+    (re.compile(r"\b(?:tomorrow|tmrw|tmr|tmoz|2moro)\b", re.IGNORECASE), lambda g, said_on: said_on + timedelta(days=1)),
     (
         re.compile(rf"\b{_SHORT_WEEKDAYS}\s+(?:the\s+)?(?P<day>[0-3]?\d)(?:st|nd|rd|th)?\b(?!\s*(?:[:.]\d|am|pm|%|[-–]\s*\d{{1,2}}(?:[:.]\d|\s*[ap]m)|(?:of\s+)?(?:{_alternatives(list(_MONTHS))})\b))", re.IGNORECASE),
         lambda g, said_on: _weekday_and_day(g["weekday"], int(g["day"]), said_on),
@@ -661,11 +660,7 @@ def _with_dates_ahead(text: str, said_on: date) -> str:
     for pattern, resolve in _AHEAD:
         for match in pattern.finditer(text):
             when = resolve(match.groupdict(), said_on)
-            if (
-                when is not None
-                and not text[match.end() :].startswith(" (")
-                and not (pattern is _TOMORROW and _in_a_title(text, match))
-            ):
+            if when is not None and not text[match.end() :].startswith(" (") and not _in_a_title(text, match):
                 found.append((match.start(), match.end(), when))
     out, done = [], 0
     for start, end, when in sorted(found):
