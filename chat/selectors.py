@@ -78,6 +78,7 @@ class Hit:
     occurred_at: datetime
     anchor: dict[str, Any]
     private: bool = False  # of a private source: found only when the person asked to include them
+    ordinal: int = 0  # its place in its source: passages of one source are shown to the model in reading order
 
 
 _HYBRID_SQL = f"""
@@ -230,7 +231,8 @@ best AS (
     SELECT * FROM spread ORDER BY score DESC LIMIT %(rerank)s
 )
 SELECT c.id, c.source_id, s.title, s.kind, c.text, f.score * {{preference}} * (1 + %(voice)s * voice.share) AS score,
-       1 - (c.embedding <=> %(vector)s::vector) AS similarity, f.text_rank, c.occurred_at, c.anchor, s.private
+       1 - (c.embedding <=> %(vector)s::vector) AS similarity, f.text_rank, c.occurred_at, c.anchor, s.private,
+       c.ordinal
 FROM best f
 JOIN ingestion_chunk c ON c.id = f.id
 JOIN ingestion_source s ON s.id = c.source_id
@@ -247,7 +249,7 @@ LIMIT %(k)s
 
 # Temporal-only questions ("what did I add last week?") list passages by time, newest first.
 _RECENT_SQL = """
-SELECT c.id, c.source_id, s.title, s.kind, c.text, 0.0, 0.0, 0.0, c.occurred_at, c.anchor, s.private
+SELECT c.id, c.source_id, s.title, s.kind, c.text, 0.0, 0.0, 0.0, c.occurred_at, c.anchor, s.private, c.ordinal
 FROM ingestion_chunk c JOIN ingestion_source s ON s.id = c.source_id
 WHERE {filters}
 ORDER BY {order}, c.ordinal, c.id
@@ -260,9 +262,9 @@ LIMIT %(k)s
 # tomorrow?" lists every event of the day): a passage that is an event (its anchor has its time, `at`)
 # is listed by itself.
 _LISTING_SQL = """
-SELECT id, source_id, title, kind, text, 0.0, 0.0, 0.0, occurred_at, anchor, private FROM (
+SELECT id, source_id, title, kind, text, 0.0, 0.0, 0.0, occurred_at, anchor, private, ordinal FROM (
     SELECT DISTINCT ON (c.source_id, CASE WHEN c.anchor ? 'at' THEN c.id END)
-           c.id, c.source_id, s.title, s.kind, c.text, c.occurred_at, c.anchor, s.private, s.created_at
+           c.id, c.source_id, s.title, s.kind, c.text, c.occurred_at, c.anchor, s.private, s.created_at, c.ordinal
     FROM ingestion_chunk c JOIN ingestion_source s ON s.id = c.source_id
     WHERE {filters}
     ORDER BY c.source_id, CASE WHEN c.anchor ? 'at' THEN c.id END, c.ordinal
@@ -479,7 +481,8 @@ def source_passages(*, owner_id: int, source_id: int, k: int) -> list[Hit]:
     decide whether a private one may be read).
     """
     sql = """
-        SELECT c.id, c.source_id, s.title, s.kind, c.text, 0.0, 0.0, 0.0, c.occurred_at, c.anchor, s.private
+        SELECT c.id, c.source_id, s.title, s.kind, c.text, 0.0, 0.0, 0.0, c.occurred_at, c.anchor, s.private,
+               c.ordinal
         FROM ingestion_chunk c JOIN ingestion_source s ON s.id = c.source_id
         WHERE c.owner_id = %(owner)s AND c.source_id = %(source)s
         ORDER BY c.ordinal
@@ -551,7 +554,7 @@ def selection_find(*, owner_id: int, source_id: int, text: str, chunk_id: int | 
 # Around a selection: the passages just before and after the ones it lies in (a calendar's events are
 # things of their own: none).
 _SELECTION_SQL = """
-SELECT c.id, c.source_id, s.title, s.kind, c.text, 0.0, 0.0, 0.0, c.occurred_at, c.anchor, s.private
+SELECT c.id, c.source_id, s.title, s.kind, c.text, 0.0, 0.0, 0.0, c.occurred_at, c.anchor, s.private, c.ordinal
 FROM ingestion_chunk c JOIN ingestion_source s ON s.id = c.source_id
 WHERE c.owner_id = %(owner)s AND c.source_id = %(source)s AND (
     c.id = ANY(%(chunks)s) OR (
@@ -669,7 +672,7 @@ def retrieve(
 # The next occurrence of each repeating event among `hits` (`_coming`).
 _NEXT_OCCURRENCES_SQL = """
 SELECT DISTINCT ON (c.source_id, c.anchor ->> 'uid')
-       c.id, c.source_id, s.title, s.kind, c.text, 0.0, 0.0, 0.0, c.occurred_at, c.anchor, s.private
+       c.id, c.source_id, s.title, s.kind, c.text, 0.0, 0.0, 0.0, c.occurred_at, c.anchor, s.private, c.ordinal
 FROM ingestion_chunk c JOIN ingestion_source s ON s.id = c.source_id
 WHERE c.owner_id = %(owner)s AND c.source_id = ANY(%(sources)s) AND c.anchor ->> 'uid' = ANY(%(uids)s)
   AND c.occurred_at >= %(now)s
@@ -756,6 +759,7 @@ def _hits(sql: str, params: dict[str, Any]) -> list[Hit]:
             occurred_at=row[8],
             anchor=json.loads(row[9]),  # Django leaves jsonb undecoded on raw cursors
             private=row[10],
+            ordinal=row[11],
         )
         for row in rows
     ]

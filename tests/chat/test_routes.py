@@ -6,6 +6,7 @@ page shows how it was read. The scripted model server stands in for the model, s
 whether the model was asked at all.
 """
 
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -18,6 +19,8 @@ from tests.factories import ApiClient, make_user
 from tests.ingestion.test_files_pipeline import PDFS, processed
 from tests.scripted_model import Script, ScriptedModel
 from tests.test_pipeline import GARDEN_NOTE
+
+FIRSTWEEK = Path(__file__).resolve().parent.parent / "data" / "firstweek" / "notes"
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -291,6 +294,24 @@ def test_a_summary_reads_its_source_whole_in_order(celery_worker: None, scripted
     assert "short paragraph" in system
     places = [system.find(topic) for topic in topics]
     assert all(place >= 0 for place in places) and places == sorted(places), places
+
+
+def test_a_list_cut_across_two_passages_reaches_the_model_in_the_order_it_was_written(
+    celery_worker: None, scripted_model: ScriptedModel
+) -> None:
+    """The physio's four exercises span two passages, and the one with the last two scores higher: shown
+    in order of score, the model read "- external rotation …" before the line that says what the list is."""
+    user = make_user("patient")
+    note_of(user, (FIRSTWEEK / "physio-1.txt").read_text())
+    scripted_model.script = Script(tokens=["- pendulum swings [1]"])
+    done = events_of(user=user, question="What exercises did the physio give me?")[-1]
+    system = scripted_model.script.bodies[-1]["messages"][0]["content"]  # type: ignore[index]
+    sources = system.split("Sources:", 1)[1]
+    places = [
+        sources.find(item) for item in ("exercises 2x a day", "pendulum", "wall slides", "external rotation", "sleeper")
+    ]
+    assert all(place >= 0 for place in places) and places == sorted(places), sources
+    assert done["citations"]
 
 
 @pytest.mark.parametrize(
