@@ -628,10 +628,14 @@ def in_reading_order(hits: list[Hit]) -> list[Hit]:
 
     Shown in order of score, the 1.5B model listed two of a physio's four exercises (the other two began
     the passage before it) and abstained on an oven's temperature that step 1 of the method gave."""
-    first: dict[int, int] = {}
+
+    def together(hit: Hit) -> tuple[int, int]:  # a calendar's event (its anchor has its time) is a thing of its own
+        return (hit.source_id, hit.chunk_id if "at" in hit.anchor else 0)
+
+    first: dict[tuple[int, int], int] = {}
     for place, hit in enumerate(hits):
-        first.setdefault(hit.source_id, place)
-    return sorted(hits, key=lambda hit: (first[hit.source_id], hit.ordinal))
+        first.setdefault(together(hit), place)
+    return sorted(hits, key=lambda hit: (first[together(hit)], hit.ordinal))
 
 
 def _read_whole(*, user: User, hits: list[Hit], k: int) -> list[Hit]:
