@@ -341,7 +341,8 @@ def stored_answer(message_id: int | None) -> dict[str, Any] | None:
     message = Message.objects.filter(pk=message_id).first() if message_id else None
     if message is None:
         return None
-    ids = [passage["chunk_id"] for passage in message.trace.get("passages", [])]
+    shown = message.trace.get("passages", [])
+    ids = [chunk_id for passage in shown for chunk_id in (passage["chunk_id"], *passage.get("joined", []))]
     chunks = {
         pk: {"text": text, "source_title": title, "occurred_at": when.isoformat(), "anchor": anchor, "kind": kind}
         for pk, text, title, when, anchor, kind in Chunk.objects.filter(pk__in=ids).values_list(
@@ -360,10 +361,21 @@ def stored_answer(message_id: int | None) -> dict[str, Any] | None:
             {"source_title": title, "text": excerpt}
             for title, excerpt in message.citations.order_by("marker").values_list("source_title", "excerpt")
         ],
-        "passages": [chunks[chunk_id] for chunk_id in ids if chunk_id in chunks],
+        "passages": [_as_shown(passage, chunks) for passage in shown if passage["chunk_id"] in chunks],
         "prompt": message.trace.get("prompt"),  # as the model read it: `firstweek --replay` asks again
         "shape": message.trace.get("shape"),
     }
+
+
+def _as_shown(passage: dict[str, Any], chunks: dict[int, dict[str, Any]]) -> dict[str, Any]:
+    """A passage of a message's trace as the model read it: its chunk with those it was joined with."""
+    from chat.services import joined_text
+
+    first = dict(chunks[passage["chunk_id"]])
+    for chunk_id in passage.get("joined", []):
+        if chunk_id in chunks:
+            first["text"] = joined_text(first["text"], chunks[chunk_id]["text"])
+    return first
 
 
 def dump(outcomes: list[Outcome], path: Path) -> None:

@@ -263,6 +263,16 @@ def shape_of(question: str) -> str:
     return FACT
 
 
+# A question that asks for a time: "when…", "what date/day/time…", "how long ago…", "what year…".
+_ASKS_WHEN = re.compile(
+    r"\bwhen\b|\bwhat (?:date|day|time|year|month)\b|\bhow long ago\b|\bwhich (?:date|day|year)\b", re.I
+)
+
+
+def asks_when(question: str) -> bool:
+    return bool(_ASKS_WHEN.search(question))
+
+
 def _asks_for_things(question: str) -> bool:
     """ "What exercises did…", "what gift ideas have I…": "what" and a plural noun before the verb."""
     words = [word.lower() for word in _WORD.findall(question)]

@@ -79,6 +79,7 @@ class Hit:
     anchor: dict[str, Any]
     private: bool = False  # of a private source: found only when the person asked to include them
     ordinal: int = 0  # its place in its source: passages of one source are shown to the model in reading order
+    joined: tuple[int, ...] = ()  # the passages after it in its source that it was joined with (`services.runs_joined`)
 
 
 _HYBRID_SQL = f"""

@@ -296,7 +296,7 @@ def test_a_summary_reads_its_source_whole_in_order(celery_worker: None, scripted
     assert all(place >= 0 for place in places) and places == sorted(places), places
 
 
-def test_a_list_cut_across_two_passages_reaches_the_model_in_the_order_it_was_written(
+def test_a_list_cut_across_two_passages_reaches_the_model_whole_and_in_the_order_it_was_written(
     celery_worker: None, scripted_model: ScriptedModel
 ) -> None:
     """The physio's four exercises span two passages, and the one with the last two scores higher: shown
@@ -311,6 +311,7 @@ def test_a_list_cut_across_two_passages_reaches_the_model_in_the_order_it_was_wr
         sources.find(item) for item in ("exercises 2x a day", "pendulum", "wall slides", "external rotation", "sleeper")
     ]
     assert all(place >= 0 for place in places) and places == sorted(places), sources
+    assert "[2]" not in sources[: places[-1]], "the list is cut in two numbered sources"
     assert done["citations"]
 
 

@@ -87,3 +87,17 @@ def test_sign_up_add_a_note_and_get_a_cited_answer(web_server: str, browser_page
     expect(listing.locator(".answer li")).to_contain_text("Garden plan")
     expect(listing.locator(".citation")).to_have_count(1)
     page.screenshot(path=SCREENSHOTS / "chat-greeting-and-listing.png", full_page=True)
+
+    # A conversation opened with a greeting is renamed after its first question, in the list at once.
+    page.get_by_role("link", name="New conversation").click()
+    expect(page.locator(".thread[data-socket='open']")).to_have_count(1)
+    question = page.get_by_label("Your question")
+    question.fill("hello")
+    question.press("Enter")
+    current = page.locator("#conversation-list a[aria-current='page']")
+    expect(current).to_have_text("hello")
+    expect(page.locator(".msg--assistant .stage[data-event='done']")).to_have_count(1, timeout=30_000)
+    question.fill("What goes in the raised bed?")
+    question.press("Enter")
+    expect(current).to_have_text("What goes in the raised bed?")
+    expect(page.locator("#conversation-list li:visible")).to_have_count(2)
