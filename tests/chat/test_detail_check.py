@@ -6,6 +6,7 @@ asks about her rabbits. The line about the real detail matches every other word,
 answers from it.
 """
 
+from dataclasses import replace
 from datetime import UTC, datetime
 
 from chat.checks import missing_details
@@ -96,6 +97,20 @@ def test_an_answer_resting_on_a_swapped_detail_abstains() -> None:
     assert not swapped.markers
     told = check_answer(question="What was the gift from Sam's grandma?", answer="A watch [1].", hits=[hit])
     assert "abstained_by" not in told.check and told.markers == [1]
+
+
+def test_a_word_the_source_has_only_in_its_title_is_in_the_notes() -> None:
+    # The person titled the recording "JFK inaugural address"; its transcript never says "JFK".
+    speech = Hit(
+        chunk_id=2, source_id=2, source_title="JFK inaugural address", kind="audio",
+        text="And so, my fellow Americans: ask not what your country can do for you — ask what you can do for your country.",
+        score=1.0, similarity=0.9, text_rank=0.0, occurred_at=datetime(2026, 11, 20, tzinfo=UTC), anchor={"start": 0},
+    )  # fmt: skip
+    question = "What did JFK ask his fellow Americans?"
+    told = check_answer(question=question, answer="To ask what they can do for their country [1].", hits=[speech])
+    assert "abstained_by" not in told.check and told.markers == [1]
+    untitled = replace(speech, source_title="Recording 12")
+    assert check_answer(question=question, answer=told.text, hits=[untitled]).check.get("abstained_by") == "detail"
 
 
 def test_an_answer_that_only_repeats_the_question_abstains() -> None:
