@@ -651,13 +651,12 @@ def runs_joined(hits: list[Hit]) -> list[Hit]:
     Shown as two numbered sources, a list cut across two passages was still answered from one of them:
     the 1.5B model gave two of the physio's four exercises, those under [1], and stopped."""
     joined: list[Hit] = []
-    last_ordinal = -2
     for hit in hits:
         previous = joined[-1] if joined else None
         if (
             previous is not None
             and hit.source_id == previous.source_id
-            and hit.ordinal == last_ordinal + 1
+            and hit.ordinal == previous.ordinal + len(previous.joined) + 1
             and hit.anchor == previous.anchor  # not across a page, a heading, a recording's minutes or events
         ):
             joined[-1] = replace(
@@ -668,7 +667,6 @@ def runs_joined(hits: list[Hit]) -> list[Hit]:
             )
         else:
             joined.append(hit)
-        last_ordinal = hit.ordinal
     return joined
 
 
