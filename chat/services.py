@@ -657,17 +657,23 @@ def runs_joined(hits: list[Hit]) -> list[Hit]:
             previous is not None
             and hit.source_id == previous.source_id
             and hit.ordinal == previous.ordinal + len(previous.joined) + 1
-            and hit.anchor == previous.anchor  # not across a page, a heading, a recording's minutes or events
+            and (hit.anchor == previous.anchor or _spoken(previous, hit))  # not across a page, a heading or events
         ):
             joined[-1] = replace(
                 previous,
                 text=joined_text(previous.text, hit.text),
                 score=max(previous.score, hit.score),
+                anchor={**previous.anchor, "end": hit.anchor["end"]} if _spoken(previous, hit) else previous.anchor,
                 joined=(*previous.joined, hit.chunk_id),
             )
         else:
             joined.append(hit)
     return joined
+
+
+def _spoken(previous: Hit, hit: Hit) -> bool:
+    """Two passages of one recording (anchored by their minutes, `start` to `end`): one stretch of talk."""
+    return "start" in previous.anchor and "end" in hit.anchor
 
 
 def joined_text(before: str, after: str) -> str:
