@@ -391,6 +391,7 @@ def search(
     prefer: DateRange | None = None,
     ahead_of: datetime | None = None,
     include_private: bool = False,
+    asked: str | None = None,
 ) -> list[Hit]:
     """The owner's `k` passages best matching `query`: vector and full-text ranks fused by RRF, one SQL statement.
 
@@ -407,13 +408,16 @@ def search(
     # what they said. `similarity` stays the whole question's.
     with timing.span("names"):
         topic = _without(query, _speakers(visible=visible, names=names))
+    # `asked`, when `query` is what is left of the question once its time is read ("my to-do list" of
+    # "What's on my to-do list today?"): `similarity`, the chat's relevance gate, is the question's as asked.
+    asked = asked or query
     with timing.span("embed"):
         if vector is not None:
             topic_vector = vector
-        elif topic == query:
-            vector = topic_vector = list(embed_texts([query])[0])
+        elif topic == asked:
+            vector = topic_vector = list(embed_texts([asked])[0])
         else:
-            vector, topic_vector = (list(values) for values in embed_texts([query, topic]))
+            vector, topic_vector = (list(values) for values in embed_texts([asked, topic]))
     filters, params = _filters(visible=visible, date_range=date_range, kind=kind)
     candidates = max(k * CANDIDATES_PER_RESULT, 20)
     params |= {
@@ -658,6 +662,7 @@ def retrieve(
         prefer=prefer,
         ahead_of=ahead_of,
         include_private=include_private,
+        asked=query,
     )
     if not hits and since is None and until is None:
         # Nothing at all is dated in the range the question seemed to name ("on Aug 15th" read as this

@@ -6,10 +6,12 @@ page shows how it was read. The scripted model server stands in for the model, s
 whether the model was asked at all.
 """
 
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
 import pytest
+from django.utils import timezone
 
 from accounts.models import User
 from chat import intent
@@ -313,6 +315,25 @@ def test_a_list_cut_across_two_passages_reaches_the_model_whole_and_in_the_order
     assert all(place >= 0 for place in places) and places == sorted(places), sources
     assert "[2]" not in sources[: places[-1]], "the list is cut in two numbered sources"
     assert done["citations"]
+
+
+def test_whats_on_my_to_do_list_today_reads_the_to_do_note_not_another_list(
+    celery_worker: None, scripted_model: ScriptedModel
+) -> None:
+    """The word "today" names the day to read and is also in what the question asks: "To do today" is no weaker a
+    match for it than last night's packing list (with "today" taken out, the note fell under the gate)."""
+    user = make_user("busy")
+    api = ApiClient.for_user(user)
+    yesterday = (timezone.now() - timedelta(days=1)).isoformat()
+    for title, name, written in (("Camping packing list", "camping-packing-list.md", yesterday),
+                                 ("To do today", "todo-today.txt", None)):  # fmt: skip
+        body = {"title": title, "text": (FIRSTWEEK / name).read_text(), "occurred_at": written}
+        assert api.wait_for_job(api.post("/notes", body).json()["job_id"])["status"] == "done"
+    scripted_model.script = Script(tokens=["- pay Finn's school tour €22 [1]"])
+    done = events_of(user=user, question="What's on my to-do list today?")[-1]
+    assert scripted_model.script.bodies, f"no passage reached the model: {done['answer']}"
+    sources = scripted_model.script.bodies[-1]["messages"][0]["content"].split("Sources:", 1)[1]  # type: ignore[index]
+    assert "pay Finn's school tour" in sources and "ring Jump Zone" in sources, sources
 
 
 @pytest.mark.parametrize(
