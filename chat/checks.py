@@ -110,6 +110,8 @@ def about_someone_else(
     When the question names someone who speaks in the passages, only such speakers count as whom it is
     about: in "what did Maria's colleague Rob invite her to?" a line naming Rob, said by John about
     John's colleague, is about someone else (LoCoMo dev: 4 more of 237 traps, 1 of 762 answerable).
+    A question that names no speaker of a conversation is judged by the names it never mentions: a name
+    the talk mentions but that never speaks is what it is about ("the Looker migration"), not a person.
     """
     question = spelled_out(question, passages)
     names = names_in(question)
@@ -126,9 +128,11 @@ def about_someone_else(
     speakers = speakers_of(passages)
     speaker = answer_words <= {_stem(name.lower()) for name in speakers}
     best_score, best_people = _best_line(frozenset(answer_words), question_words, tuple(passages), speaker)
-    people = names & speakers or names
+    # In a conversation the people asked about are those who speak in it, or else those it never mentions:
+    # a name it mentions but that never speaks is what the talk is about (a tool, a book, a place).
+    people = (names & speakers or names - names_in(" " + " ".join(passages))) if speakers else names
     # A line about no one in particular ("It was a great day") cannot be about someone else.
-    return best_score >= min_coverage and bool(best_people) and not people & best_people
+    return best_score >= min_coverage and bool(best_people) and bool(people) and not people & best_people
 
 
 @functools.lru_cache(maxsize=8)

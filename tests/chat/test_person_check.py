@@ -56,6 +56,19 @@ def test_a_named_speaker_outweighs_other_names_the_line_shares() -> None:
     assert not about_someone_else("What did Alan invite someone to?", "A pottery taster session.", passages)
 
 
+def test_in_a_conversation_only_its_speakers_are_people_asked_about() -> None:
+    # A meeting's transcript: the question names the project's tool, not anyone who speaks. Jonas's
+    # line is no line "about someone else" for it (the check read "Figma" as the person asked about).
+    passages = [
+        "Design sync\nMaya: The Figma export is what the partners keep asking for.\n"
+        "Jonas: I can take the database schema. Two weeks, I'd say.\nMaya: Great, thanks."
+    ]
+    question = "Who's doing the database schema for the Figma export?"
+    assert not about_someone_else(question, "Jonas is doing the database schema [1].", passages)
+    # A question about one of the speakers is still judged by whose line it is.
+    assert about_someone_else("What is Maya doing for the Figma export?", "The database schema [1].", passages)
+
+
 def test_a_line_found_mostly_by_the_question_still_counts() -> None:
     # The tapas bar and the book club are Sam's; the answer's own words are nowhere.
     passages = ["Sam: I went to the new tapas bar with my book club last week."]
