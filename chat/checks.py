@@ -20,6 +20,7 @@ from pathlib import Path
 
 from chat.grounding import SENTENCE, STOPWORDS, WORD, content_words, without_markers
 from chat.intent import FACT, LIST, SUMMARY
+from ingestion.chunking import line_units
 from ingestion.embeddings import embed_texts
 
 Test = Callable[[str, str, list[str]], str | None]
@@ -165,6 +166,10 @@ def _lines_with_people(passages: Sequence[str]) -> list[tuple[str, set[str], str
     result = []
     for passage in passages:
         turns = _turns(passage)
+        # A passage's first line is its source's title (`services.check_answer`). A note's line typed on
+        # its own ("order no 31-55871/DUB") leans on the title for what it is about; a sentence of
+        # prose names its own subject.
+        titled = names_in(" " + turns[0][1]) if turns and not turns[0][0] else set()
         for index, (speaker, text) in enumerate(turns):
             nearby = {
                 other.split()[0] for other, _ in turns[max(0, index - 1) : index + 2] if other and other != speaker
@@ -174,7 +179,8 @@ def _lines_with_people(passages: Sequence[str]) -> list[tuple[str, set[str], str
             if not nearby and speaker:
                 greeted = names_in(" " + text) - {speaker.split()[0]}
                 nearby = greeted or {other.split()[0] for other, _ in turns if other and other != speaker}
-            for sentence in SENTENCE.split(text):
+            sentences = SENTENCE.split(text)
+            for sentence in sentences:
                 if sentence.rstrip().endswith("?"):
                     continue  # a question asserts nothing an answer could rest on
                 people = names_in(" " + sentence)
@@ -183,23 +189,39 @@ def _lines_with_people(passages: Sequence[str]) -> list[tuple[str, set[str], str
                     people.add(speaker.split()[0])
                 if second:
                     people |= nearby
+                if not speaker and people and len(sentences) == 1:
+                    people |= titled
                 result.append((sentence, people, speaker))
     return result
 
 
 def _turns(passage: str) -> list[tuple[str, str]]:
-    """`Name: text` lines as (speaker, text); other lines continue the turn before them."""
+    """`Name: text` lines as (speaker, text); a line without a name continues the turn before it.
+
+    Where no one speaks, each line as typed is a statement of its own ("", line): a note typed line
+    by line ends its thoughts at the line's end, not with a full stop, and read as one run-on
+    sentence "duolingo streak 23 days" was about the teacher Paola named two lines up. Lines wrapped
+    at a width (pasted prose) stay together, as the chunker reads them (`chunking.line_units`).
+    """
     turns: list[tuple[str, str]] = []
+    unspoken: list[str] = []  # lines no one is named as saying, since the last turn
+
+    def spoken_by_no_one() -> None:
+        turns.extend(("", unit) for unit in line_units("\n".join(unspoken)))
+        unspoken.clear()
+
     for line in passage.split("\n"):
         if not line.strip():
             continue
         match = _SPEAKER.match(line)
         if match:
+            spoken_by_no_one()
             turns.append((match.group(1), line[match.end() :]))
-        elif turns:
+        elif turns and turns[-1][0] and not unspoken:
             turns[-1] = (turns[-1][0], turns[-1][1] + " " + line)
         else:
-            turns.append(("", line))
+            unspoken.append(line)
+    spoken_by_no_one()
     return turns
 
 

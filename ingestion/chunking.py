@@ -97,7 +97,7 @@ def chunk_markdown(
     overlap_words: int = OVERLAP_WORDS,
     paragraph_words: int = PARAGRAPH_MAX_WORDS,
 ) -> list[Piece]:
-    """A note: headings, paragraphs, and in a long paragraph its lines as typed (see `_line_units`)."""
+    """A note: headings, paragraphs, and in a long paragraph its lines as typed (see `line_units`)."""
     return list(_chunk(_blocks(text, markdown=True), max_words, overlap_words, paragraph_words, lines=True))
 
 
@@ -130,7 +130,7 @@ def _chunk(
             yield from packer.take()
             continue
         separator = "\n\n"
-        for line in _line_units(block.text) if lines else [block.text]:
+        for line in line_units(block.text) if lines else [block.text]:
             if lines and _count(line) <= whole:
                 packer.add(line, block.heading, separator=separator)
             else:
@@ -142,7 +142,7 @@ def _chunk(
     yield from packer.take()
 
 
-def _line_units(paragraph: str) -> list[str]:
+def line_units(paragraph: str) -> list[str]:
     """The lines of a long paragraph as the units to pack: most people type a note line by line,
     with no blank lines, each line a thought (an errand, a turn of a conversation, a reading).
 

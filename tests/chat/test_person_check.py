@@ -69,6 +69,26 @@ def test_in_a_conversation_only_its_speakers_are_people_asked_about() -> None:
     assert about_someone_else("What is Maya doing for the Figma export?", "The database schema [1].", passages)
 
 
+def test_a_note_typed_line_by_line_is_read_line_by_line() -> None:
+    # No line ends with a full stop: read as one sentence, the streak was about Lucía and Seville.
+    passages = [
+        "Spanish evening class\nclass Weds 7-9 at the Instituto Cervantes - teacher Lucía (from Seville, v strict)\n"
+        "duolingo streak 41 days - keep it going\nhomework: ex 2-3 on p. 12"
+    ]
+    assert not about_someone_else("How long is my Duolingo streak?", "Your Duolingo streak is 41 days [1].", passages)
+    assert about_someone_else("Where is Pablo from?", "Seville [1].", passages)
+
+
+def test_a_notes_lines_are_about_what_its_title_names() -> None:
+    # The line names the seller; the note's title says whose tickets they are.
+    passages = [
+        "Hozier tickets\ngot 2 seated tix in the presale\nthey're in the Ticketmaster app, order no 77-10234/DUB"
+    ]
+    answer = "The order number is 77-10234/DUB [1]."
+    assert not about_someone_else("What's the order number for the Hozier tickets?", answer, passages)
+    assert about_someone_else("What's the order number for the Coldplay tickets?", answer, passages)
+
+
 def test_a_line_found_mostly_by_the_question_still_counts() -> None:
     # The tapas bar and the book club are Sam's; the answer's own words are nowhere.
     passages = ["Sam: I went to the new tapas bar with my book club last week."]
@@ -247,10 +267,10 @@ def test_a_reply_speaks_to_the_question_it_answers() -> None:
     assert told_of_someone_else(question, unanswered, {"Priya": priya}) == "Priya"
 
 
-ONE_ON_ONE = """1:1 w Rebecca
+ONE_ON_ONE = """Weekly 1:1, Tuesday
 - Looker migration: she wants me to lead it. all 14 Tableau dashboards moved (or retired) by end of quarter
 - feedback: analysis is great but speak up more in planning mtgs, don't wait to be asked
-- I said I'm tired after 2 late nights on the claims report - she said take Friday afternoon off, will do!!"""
+- I said I'm tired after 2 late nights on the claims report w Tomasz - she said take Friday afternoon off, will do!!"""
 
 
 def test_a_summary_naming_the_person_is_not_turned_away_for_lines_about_others() -> None:
