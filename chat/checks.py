@@ -17,6 +17,7 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 from chat.grounding import SENTENCE, STOPWORDS, WORD, content_words, without_markers
 from chat.intent import FACT, LIST, SUMMARY
@@ -76,6 +77,7 @@ _NOT_NAMES = frozenset(
 )
 _FIRST_PERSON = re.compile(r"\b(i|i'm|i've|i'd|i'll|me|my|mine|myself|we|our|us)\b", re.IGNORECASE)
 _SECOND_PERSON = re.compile(r"\b(you|your|yours|you're|you've|yourself)\b", re.IGNORECASE)
+_THIRD_PERSON = re.compile(r"\b(he|him|his|himself|she|her|hers|herself)\b", re.IGNORECASE)
 _SPEAKER = re.compile(r"^([A-Z][\w.'-]*(?: [A-Z][\w.'-]*)?):\s")
 
 
@@ -128,41 +130,54 @@ def about_someone_else(
     # speaker says ("Maria: … I'm inspired by her"), not on the lines that greet her ("Wow, Maria!").
     speakers = speakers_of(passages)
     speaker = answer_words <= {_stem(name.lower()) for name in speakers}
-    best_score, best_people = _best_line(frozenset(answer_words), question_words, tuple(passages), speaker)
+    best_score, best_people, unnamed = _best_line(frozenset(answer_words), question_words, tuple(passages), speaker)
     # In a conversation the people asked about are those who speak in it, or else those it never mentions:
     # a name it mentions but that never speaks is what the talk is about (a tool, a book, a place).
     people = (names & speakers or names - names_in(" " + " ".join(passages))) if speakers else names
-    # A line about no one in particular ("It was a great day") cannot be about someone else.
-    return best_score >= min_coverage and bool(best_people) and bool(people) and not people & best_people
+    # A line about no one in particular ("It was a great day") cannot be about someone else, nor can one
+    # about someone it calls "he" or "she", who may be the person asked about.
+    return (
+        best_score >= min_coverage and bool(best_people) and not unnamed and bool(people) and not people & best_people
+    )
 
 
 @functools.lru_cache(maxsize=8)
 def _best_line(
     answer_words: frozenset[str], question_words: frozenset[str], passages: tuple[str, ...], speaker: bool = False
-) -> tuple[float, frozenset[str]]:
-    """The score of the statement that best matches the answer (and, half as much, the question), and its people.
+) -> tuple[float, frozenset[str], bool]:
+    """The score of the statement that best matches the answer (and, half as much, the question), its
+    people, and whether it also speaks of someone it does not name (`_Statement.unnamed`).
     With `speaker`, the name of whoever says a statement counts as one of its words.
 
     Lines that tie for best all count: "contemporary is my top pick" (Jon) and "Contemporary dance … really
     speaks to me" (Gina) are as good as each other, so the answer is about either.
 
     Cached: the person check and the detail check ask it the same thing about one answer."""
-    best_score, best_people = 0.0, frozenset[str]()
-    for sentence, people, said_by in _lines_with_people(passages):
+    best_score, best_people, best_unnamed = 0.0, frozenset[str](), False
+    for sentence, people, said_by, unnamed in _lines_with_people(passages):
         words = _stems(sentence) | ({_stem(said_by.split()[0].lower())} if speaker and said_by else set())
         score = len(answer_words & words) / len(answer_words)
         score += QUESTION_WEIGHT * len(question_words & words) / max(1, len(question_words))
         if score > best_score + _TIE:
-            best_score, best_people = score, frozenset(people)
+            best_score, best_people, best_unnamed = score, frozenset(people), unnamed
         elif score > best_score - _TIE:
-            best_people |= people
-    return best_score, best_people
+            best_people, best_unnamed = best_people | people, best_unnamed or unnamed
+    return best_score, best_people, best_unnamed
 
 
-def _lines_with_people(passages: Sequence[str]) -> list[tuple[str, set[str], str]]:
-    """Each statement with the people it is about — its speaker when they speak of themselves (or
-    address no one), the speakers around it when it says "you", and the names in it — and who says it.
-    Questions are left out."""
+class _Statement(NamedTuple):
+    text: str
+    people: set[str]  # its speaker when they speak of themselves (or address no one), the speakers around
+    # it when it says "you", and the names in it
+    said_by: str
+    # Said by no one, it speaks of someone as "he" or "she": in a note or an article that is whoever it
+    # is about ("needs to practise his times tables" in the parent-teacher note is Finn's), perhaps the
+    # person asked about. (In a conversation "he" is rarely the one who speaks.)
+    unnamed: bool
+
+
+def _lines_with_people(passages: Sequence[str]) -> list[_Statement]:
+    """Each statement with the people it is about, and who says it. Questions are left out."""
     result = []
     for passage in passages:
         turns = _turns(passage)
@@ -191,7 +206,9 @@ def _lines_with_people(passages: Sequence[str]) -> list[tuple[str, set[str], str
                     people |= nearby
                 if not speaker and people and len(sentences) == 1:
                     people |= titled
-                result.append((sentence, people, speaker))
+                result.append(
+                    _Statement(sentence, people, speaker, not speaker and bool(_THIRD_PERSON.search(sentence)))
+                )
     return result
 
 
@@ -354,7 +371,7 @@ def _meaning_lead(asked: "_Asked", other: str, passages: list[str]) -> float:
     comes than the best about the person it names."""
     person = asked.person
     lines: dict[str, set[str]] = {}
-    for sentence, people, _ in _lines_with_people(passages):
+    for sentence, people, _, _ in _lines_with_people(passages):
         if len(content_words(sentence)) >= 2:
             lines.setdefault(sentence, set()).update(people)
     own = [sentence for sentence, people in lines.items() if person in people]
@@ -483,7 +500,7 @@ def missing_details(
     answer_words = _stems(without_markers(answer)) - names
     if not answer_words or not passages:
         return []
-    best_score, _ = _best_line(frozenset(answer_words), frozenset(_stems(question) - names), tuple(passages))
+    best_score, _, _ = _best_line(frozenset(answer_words), frozenset(_stems(question) - names), tuple(passages))
     if best_score < min_coverage:
         return []
     available = {word for passage in passages for word in WORD.findall(passage.lower())}

@@ -89,6 +89,19 @@ def test_a_notes_lines_are_about_what_its_title_names() -> None:
     assert about_someone_else("What's the order number for the Coldplay tickets?", answer, passages)
 
 
+def test_a_line_about_someone_it_calls_he_may_be_about_the_person_asked_about() -> None:
+    # The note is about Conal's swimming; the coach's line says "his", and names only the club.
+    passages = [
+        "Swimming lessons\ncoach said Conal is doing great in the water\n"
+        "needs to work on his breathing to the left side, the Marlins club has a drill for it"
+    ]
+    question = "What does Conal need to work on at swimming?"
+    assert not about_someone_else(question, "His breathing to the left side [1].", passages)
+    # A line that names someone else and no "he" or "she" is still someone else's.
+    other = ["Swimming lessons\nZara needs to work on breathing to the left side, the Marlins club has a drill"]
+    assert about_someone_else(question, "Breathing to the left side [1].", other)
+
+
 def test_a_line_found_mostly_by_the_question_still_counts() -> None:
     # The tapas bar and the book club are Sam's; the answer's own words are nowhere.
     passages = ["Sam: I went to the new tapas bar with my book club last week."]
@@ -270,7 +283,7 @@ def test_a_reply_speaks_to_the_question_it_answers() -> None:
 ONE_ON_ONE = """Weekly 1:1, Tuesday
 - Looker migration: she wants me to lead it. all 14 Tableau dashboards moved (or retired) by end of quarter
 - feedback: analysis is great but speak up more in planning mtgs, don't wait to be asked
-- I said I'm tired after 2 late nights on the claims report w Tomasz - she said take Friday afternoon off, will do!!"""
+- I said I'm tired after 2 late nights on the claims report w Tomasz - Tomasz takes the Friday release, will do!!"""
 
 
 def test_a_summary_naming_the_person_is_not_turned_away_for_lines_about_others() -> None:
