@@ -70,7 +70,7 @@ def objection(
 PERSON_MIN_COVERAGE = 0.3
 QUESTION_WEIGHT = 0.5  # the question's words count half as much as the answer's in finding the line
 _TIE = 1e-9  # scores this close are equal (sums of the same fractions in another order)
-_NAME = re.compile(r"\b([A-Z][a-z]+)(?:'s|’s)?\b")
+_NAME = re.compile(r"\b([A-ZÀ-ÖØ-Þ][a-zß-öø-ÿ]+)(?:'s|’s)?\b")  # Latin-1's letters too: Sinéad, Oisín, Lucía
 _NOT_NAMES = frozenset(
     "I January February March April May June July August September October November December "
     "Monday Tuesday Wednesday Thursday Friday Saturday Sunday".split()

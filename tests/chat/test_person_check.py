@@ -102,6 +102,12 @@ def test_a_line_about_someone_it_calls_he_may_be_about_the_person_asked_about() 
     assert about_someone_else(question, "Breathing to the left side [1].", other)
 
 
+def test_names_with_accents_are_names() -> None:
+    passages = ["Garden today\nBernadette brought over 4 bags of compost from the allotment"]
+    assert about_someone_else("What did Sinéad bring over for the garden?", "4 bags of compost [1].", passages)
+    assert not about_someone_else("What did Bernadette bring over?", "4 bags of compost [1].", passages)
+
+
 def test_a_line_found_mostly_by_the_question_still_counts() -> None:
     # The tapas bar and the book club are Sam's; the answer's own words are nowhere.
     passages = ["Sam: I went to the new tapas bar with my book club last week."]
