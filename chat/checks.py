@@ -234,7 +234,7 @@ def _turns(passage: str) -> list[tuple[str, str]]:
         if match:
             spoken_by_no_one()
             turns.append((match.group(1), line[match.end() :]))
-        elif turns and turns[-1][0] and not unspoken:
+        elif turns and turns[-1][0]:  # a speaker's turn goes on
             turns[-1] = (turns[-1][0], turns[-1][1] + " " + line)
         else:
             unspoken.append(line)
