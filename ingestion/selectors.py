@@ -49,6 +49,13 @@ def chunk_get(*, owner: User, chunk_id: int) -> Chunk:
     return get_object_or_404(Chunk.objects.select_related("source"), pk=chunk_id, owner=owner)
 
 
+def jobs_changed_since(*, owner_id: int, since: datetime) -> list[Job]:
+    """The owner's jobs changed at or after `since`, the latest change last."""
+    return list(
+        Job.objects.filter(owner_id=owner_id, updated_at__gte=since).select_related("source").order_by("updated_at")
+    )
+
+
 def latest_jobs_by_source(*, owner: User, source_ids: list[int]) -> dict[int, Job]:
     """Each source's newest job, in one query."""
     jobs = Job.objects.filter(owner=owner, source_id__in=source_ids).order_by("source_id", "-created_at", "-id")

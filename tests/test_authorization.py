@@ -601,10 +601,14 @@ async def _chat_probe(world: World, mallory: WebsocketCommunicator) -> list[str]
 
 
 async def _jobs_probe(world: World, mallory: WebsocketCommunicator) -> list[str]:
-    """Alice's job progress, sent through the real channel layer, reaches her socket and not Mallory's."""
+    """Alice's job progress, sent through the real channel layer, reaches her socket and not Mallory's;
+    what a socket is sent on connecting (its owner's jobs changed lately) is its owner's alone."""
+    received = await _drain(mallory)
     alice = WebsocketCommunicator(application, "/ws/jobs/", headers=await session_headers(world.alice))
     assert (await alice.connect())[0]
     try:
+        caught_up = await _drain(alice)
+        assert any(MARK in message for message in caught_up)  # her PDF's job, just made: the probe can see
         event = await database_sync_to_async(ingestion_services.job_event)(world.job, world.pdf.title)
         await get_channel_layer().group_send(
             ingestion_services.jobs_group(world.alice.pk), {"type": "job.update", "job": event}
@@ -613,7 +617,15 @@ async def _jobs_probe(world: World, mallory: WebsocketCommunicator) -> list[str]
         assert await mallory.receive_nothing(timeout=1)
     finally:
         await alice.disconnect()
-    return []
+    return received
+
+
+async def _drain(socket: WebsocketCommunicator) -> list[str]:
+    """What the socket was sent until it falls quiet."""
+    messages = []
+    while not await socket.receive_nothing(timeout=1):
+        messages.append(await socket.receive_from())
+    return messages
 
 
 WEBSOCKETS: dict[str, Callable[[World, WebsocketCommunicator], Any]] = {

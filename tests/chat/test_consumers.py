@@ -14,6 +14,7 @@ from django.test import Client
 
 from accounts.models import User
 from chat.models import Message
+from ingestion.models import Source
 from secondbrain.asgi import application
 from tests.factories import ApiClient
 from tests.processes import free_port
@@ -114,12 +115,31 @@ async def test_job_progress_reaches_only_the_owners_page(gardener: tuple[User, l
     theirs = WebsocketCommunicator(application, "/ws/jobs/", headers=await sync_to_async(session_headers)(other))
     assert (await mine.connect())[0] and (await theirs.connect())[0]
     try:
+        await receive_until(mine, 'data-status="done"', timeout=10)  # the garden note's, just done (below)
         api = await sync_to_async(ApiClient.for_user)(user)
         job = await sync_to_async(api.post)("/notes", {"text": "Call the plumber about the leaking tap."})
         source_id = job.json()["source_id"]
         messages = await receive_until(mine, 'data-status="done"', timeout=60)
         assert all(f'id="job-{source_id}"' in message for message in messages)
         assert any('data-status="running"' in message for message in messages)
+        assert await theirs.receive_nothing(timeout=0.5)
+    finally:
+        await mine.disconnect()
+        await theirs.disconnect()
+
+
+async def test_a_page_whose_socket_joins_after_a_job_ended_is_told_it_ended(gardener: tuple[User, list]) -> None:
+    # The page showed the job running when it was rendered; the worker finished before its socket joined.
+    user, headers = gardener
+    source_id = await database_sync_to_async(lambda: Source.objects.get(owner=user).pk)()
+    other = await sync_to_async(User.objects.create_user)("neighbour", password="x-long-enough-Passw0rd")
+    mine = WebsocketCommunicator(application, "/ws/jobs/", headers=headers)
+    theirs = WebsocketCommunicator(application, "/ws/jobs/", headers=await sync_to_async(session_headers)(other))
+    assert (await mine.connect())[0] and (await theirs.connect())[0]
+    try:
+        message = await mine.receive_from(timeout=10)
+        assert f'id="job-{source_id}"' in message and 'data-status="done"' in message and "Ready" in message
+        assert await mine.receive_nothing(timeout=0.5)
         assert await theirs.receive_nothing(timeout=0.5)
     finally:
         await mine.disconnect()
