@@ -334,17 +334,25 @@ def _copy_chunks(corpus: Corpus, sources: Sources, user_ids: np.ndarray) -> floa
     from psycopg.pq import Format
 
     raw = _raw()
-    vector_oid = _execute("SELECT 'vector'::regtype::oid")[0][0]
-    # The vectors arrive as ready-made binary `vector` values (uint16 dim, uint16 unused, big-endian float4s).
-    dumper = type("VectorBytes", (Dumper,), {"format": Format.BINARY, "oid": vector_oid, "dump": lambda self, obj: obj})
+    vector_oid, halfvec_oid, halfvecs_oid = _execute(
+        "SELECT 'vector'::regtype::oid, 'halfvec'::regtype::oid, 'halfvec[]'::regtype::oid"
+    )[0]
+    # The vectors arrive as ready-made binary values: a `vector` is uint16 dim, uint16 unused and
+    # big-endian float4s; the sentences' `halfvec[]` an array header and each `halfvec` (float2s) in turn.
+    dumpers = [
+        type("Bytes", (Dumper,), {"format": Format.BINARY, "oid": oid, "dump": lambda self, obj: obj})
+        for oid in (vector_oid, halfvecs_oid)
+    ]
     header = np.frombuffer(np.array([DIMENSIONS, 0], dtype=">u2").tobytes(), dtype=np.uint8)
     generating, loaded, next_log = 0.0, 0, time.monotonic() + 30
-    columns = "source_id, owner_id, ordinal, text, anchor, occurred_at, embedding"
+    columns = "source_id, owner_id, ordinal, text, anchor, occurred_at, embedding, sentence_embeddings"
     with raw.cursor() as cursor:
-        cursor.adapters.register_dumper(None, dumper)
+        for dumper in dumpers:
+            cursor.adapters.register_dumper(None, dumper)
         with cursor.copy(f"COPY ingestion_chunk ({columns}) FROM STDIN (FORMAT BINARY)") as copy:
-            copy.set_types(["bigint", "bigint", "integer", "text", "jsonb", "timestamptz", vector_oid])
+            copy.set_types(["bigint", "bigint", "integer", "text", "jsonb", "timestamptz", vector_oid, halfvecs_oid])
             batches = chunk_batches(corpus, sources)
+            rng = np.random.default_rng(corpus.seed + 3)
             while True:
                 started = time.perf_counter()
                 batch = next(batches, None)
@@ -352,17 +360,36 @@ def _copy_chunks(corpus: Corpus, sources: Sources, user_ids: np.ndarray) -> floa
                     break
                 vectors, texts, of_chunk, ordinals = batch
                 rows = np.hstack([np.broadcast_to(header, (len(vectors), 4)), vectors.astype(">f4").view(np.uint8)])
+                sentences = _sentence_arrays(vectors, halfvec_oid, rng)
                 owners = user_ids[sources.owner[of_chunk]].tolist()
                 generating += time.perf_counter() - started
                 for i, (source, ordinal) in enumerate(zip(of_chunk.tolist(), ordinals.tolist(), strict=True)):
                     when = sources.occurred_at[source] + timedelta(seconds=ordinal)
                     copy.write_row((source + 1, owners[i], ordinal, texts[i],
-                                    {"heading": [f"Note {source + 1}"]}, when, rows[i].tobytes()))  # fmt: skip
+                                    {"heading": [f"Note {source + 1}"]}, when, rows[i].tobytes(), sentences[i]))  # fmt: skip
                 loaded += len(texts)
                 if time.monotonic() > next_log:
                     log(f"  loaded {loaded:,} chunks")
                     next_log = time.monotonic() + 30
     return generating
+
+
+SENTENCES = (2, 6)  # a chunk's sentences, each its chunk's vector plus noise (cosine ≈ 0.8 to it)
+
+
+def _sentence_arrays(vectors: np.ndarray, halfvec_oid: int, rng: np.random.Generator) -> list[bytes]:
+    """Each chunk's `sentence_embeddings` as a binary `halfvec[]`, as the pipeline stores them."""
+    element = np.array([DIMENSIONS, 0], dtype=">u2").tobytes()
+    arrays = []
+    for vector in vectors:
+        count = int(rng.integers(SENTENCES[0], SENTENCES[1] + 1))
+        parts = _unit(vector + QUERY_NOISE * _unit(rng.normal(size=(count, DIMENSIONS))))
+        body = b"".join(
+            np.array([4 + 2 * DIMENSIONS], dtype=">i4").tobytes() + element + part.astype(">f2").tobytes()
+            for part in parts
+        )
+        arrays.append(np.array([1, 0, halfvec_oid, count, 1], dtype=">i4").tobytes() + body)
+    return arrays
 
 
 def app_hnsw() -> tuple[int, int]:

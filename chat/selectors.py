@@ -36,7 +36,7 @@ from secondbrain.errors import AppError
 # the lift of a passage dated from now on when the question asks what is to come (`ahead`: score × (1 +
 # ahead)): "when is my dentist appointment?" is answered by the appointment, not by notes that mention it.
 RANKING = {
-    "k1": 1.2, "b": 0.75, "rrf_k": 10, "w_vec": 1.0, "w_fts": 1.0,
+    "k1": 1.2, "b": 0.75, "rrf_k": 10, "w_vec": 1.0, "w_fts": 1.0, "w_sent": 0.7,
     "after": 0.5, "before": 0.25, "later": 0.5, "voice": 2.0, "fts_floor": 0.35, "phrase": 1.0, "phrase_lift": 1.0,
     "rest": 0.7, "ahead": 1.0,
 }  # fmt: skip
@@ -186,18 +186,32 @@ fts AS (
     SELECT id, row_number() OVER (ORDER BY rank DESC, id) AS rnk, rank, max(rank) OVER () AS top
     FROM bm25 ORDER BY rank DESC, id LIMIT %(candidates)s
 ),
+sent AS (
+    -- The third ranker, over the two rankers' candidates: by the nearest of a passage's sentences to
+    -- the question (the passage's own embedding where it has no sentences of its own). A question is
+    -- often answered by one sentence among others about something else.
+    SELECT id, row_number() OVER (ORDER BY similarity DESC, id) AS rnk FROM (
+        SELECT c.id, coalesce(
+                   (SELECT max(1 - (e <=> %(topic_vector)s::halfvec)) FROM unnest(c.sentence_embeddings) e),
+                   1 - (c.embedding <=> %(topic_vector)s::vector)
+               ) AS similarity
+        FROM ingestion_chunk c
+        WHERE {{filters}} AND c.id IN (SELECT id FROM vec UNION SELECT id FROM fts)
+    ) candidates
+),
 fused AS MATERIALIZED (
-    -- Materialized: its ids are then plain values below, not coalesce() (see `spread`).
-    SELECT coalesce(vec.id, fts.id) AS id,
+    -- Materialized: its ids are then plain values below (see `spread`).
+    SELECT sent.id,
            (
                coalesce(%(w_vec)s / (%(rrf_k)s + vec.rnk), 0)
                + coalesce(
                    %(w_fts)s * least(1, fts.rank / greatest(%(fts_floor)s * fts.top, 1e-9)) / (%(rrf_k)s + fts.rnk), 0
                )
+               + %(w_sent)s / (%(rrf_k)s + sent.rnk)
            ) * (1 + %(phrase_lift)s * coalesce(pc.cover, 0)) AS score,
            coalesce(fts.rank, 0) AS text_rank
-    FROM vec FULL OUTER JOIN fts ON vec.id = fts.id
-    LEFT JOIN phrase_cover pc ON pc.id = coalesce(vec.id, fts.id)
+    FROM sent LEFT JOIN vec ON vec.id = sent.id LEFT JOIN fts ON fts.id = sent.id
+    LEFT JOIN phrase_cover pc ON pc.id = sent.id
 ),
 spread AS (
     -- A passage also earns a share of its neighbours' scores: in notes and transcripts the answer

@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 MAX_WORDS = 60
 PARAGRAPH_MAX_WORDS = 100
 OVERLAP_WORDS = 40
+SENTENCES_MAX = 16  # a passage's statements embedded on their own (`sentences`); ~60 words hold 3–6
 
 _HEADING = re.compile(r"^(#{1,6})\s+(.*?)\s*#*\s*$")
 _FENCE = re.compile(r"^\s*(```|~~~)")
@@ -160,6 +161,22 @@ def line_units(paragraph: str) -> list[str]:
         else:
             units.append(line)
     return units
+
+
+def sentences(text: str, *, lines: bool = True) -> list[str]:
+    """A passage's statements, each embedded on its own beside the passage (`SENTENCES_MAX` at most):
+    a question is often answered by one sentence among others about something else, and the meaning
+    of the whole passage is an average that can miss it.
+
+    A statement is a sentence of a line as typed (`line_units`): a typed note's line, a transcript's
+    turn; with `lines` False (a PDF page, where lines are the page's wrapping), a sentence of the
+    paragraph. A passage of one statement has none of its own: the passage's vector is its vector.
+    """
+    units: list[str] = []
+    for paragraph in re.split(r"\n\s*\n", text):
+        for unit in line_units(paragraph) if lines else [" ".join(paragraph.split())]:
+            units.extend(sentence.strip() for sentence in _SENTENCE_END.split(unit) if sentence.strip())
+    return units[:SENTENCES_MAX] if len(units) > 1 else []
 
 
 def _looks_wrapped(lines: list[str]) -> bool:

@@ -1,5 +1,7 @@
+import re
 from typing import Any
 
+import numpy as np
 from django.conf import settings
 from django.contrib.postgres.fields import ArrayField
 from django.contrib.postgres.indexes import GinIndex
@@ -7,6 +9,7 @@ from django.contrib.postgres.search import SearchVector, SearchVectorField
 from django.db import models
 from django.db.models import F, Func
 from django.utils import timezone
+from pgvector import HalfVector
 from pgvector.django import HnswIndex, VectorField
 
 # The text-search configuration of the generated tsvector; queries must use the same one.
@@ -71,6 +74,38 @@ class Source(models.Model):
         return self.title
 
 
+class HalfVectorArrayField(models.Field):
+    """An array of half-precision vectors (`halfvec(n)[]`), each a numpy array of float16.
+
+    pgvector's fields know one vector a column; Django's ArrayField cannot wrap them, since psycopg
+    hands an array of a type it has no adapter for back as the array's text.
+    """
+
+    def __init__(self, *args: Any, dimensions: int, **kwargs: Any) -> None:
+        self.dimensions = dimensions
+        super().__init__(*args, **kwargs)
+
+    def deconstruct(self) -> Any:
+        name, path, args, kwargs = super().deconstruct()
+        return name, path, args, kwargs | {"dimensions": self.dimensions}
+
+    def db_type(self, connection: Any) -> str:
+        return f"halfvec({self.dimensions})[]"
+
+    def get_prep_value(self, value: Any) -> str | None:
+        if value is None:
+            return None
+        return "{" + ",".join(f'"{HalfVector._to_db(vector)}"' for vector in value) + "}"
+
+    def from_db_value(self, value: str | None, expression: Any, connection: Any) -> list[np.ndarray] | None:
+        if value is None:
+            return None
+        return [np.array(vector.split(","), dtype=np.float16) for vector in _HALFVEC_TEXT.findall(value)]
+
+
+_HALFVEC_TEXT = re.compile(r"\[([^\]]*)\]")
+
+
 class Chunk(models.Model):
     """A passage of a source, the unit of retrieval and citation.
 
@@ -88,6 +123,10 @@ class Chunk(models.Model):
     anchor = models.JSONField(default=dict)
     occurred_at = models.DateTimeField()
     embedding = VectorField(dimensions=settings.EMBEDDING_DIMENSIONS)
+    # Its sentences' embeddings at half precision, where it has more than one (`Passage.sentences`):
+    # what the search's sentence ranker reads (chat/selectors.py). NULL for a passage stored before
+    # they were made; either way that ranker reads the passage's own embedding instead.
+    sentence_embeddings = HalfVectorArrayField(dimensions=settings.EMBEDDING_DIMENSIONS, null=True, blank=True)
     search = models.GeneratedField(
         expression=SearchVector("text", config=SEARCH_CONFIG),
         output_field=SearchVectorField(),

@@ -29,7 +29,7 @@ from django.db import DatabaseError, connection, reset_queries, transaction
 from django.db.models import F
 from django.utils import timezone
 
-from ingestion.chunking import chunk_text, iter_chunk_markdown
+from ingestion.chunking import chunk_text, iter_chunk_markdown, sentences
 from ingestion.embeddings import embed_texts
 from ingestion.extract import Extracted, Segment
 from ingestion.models import Chunk, Job, Source
@@ -66,10 +66,16 @@ class Passage:
     context: str  # travels with the text into the embedding only (title, headings)
     offset: float = 0.0  # seconds after the source's start: audio passages happen later than it
     at: datetime | None = None  # when it happens, where the passage says so itself (a calendar's event)
+    lines: bool = True  # its line breaks are the writer's; False where they are a page's wrapping (a PDF)
+
+    @property
+    def sentences(self) -> list[str]:
+        return sentences(self.text, lines=self.lines)
 
 
 PassageSource = Callable[[], Iterator[Passage]]  # a fresh walk over a job's passages at each call
-Batch = tuple[list[Passage], np.ndarray]  # passages and their vectors, row for row
+# Passages, their vectors row for row, and each passage's sentences' vectors (`Passage.sentences`).
+Batch = tuple[list[Passage], np.ndarray, list[np.ndarray]]
 
 
 class Heartbeat:
@@ -319,12 +325,12 @@ def _image_extract(job: Job) -> tuple[Extracted, PassageSource]:
         )
     _progress(job, stage=Job.Stage.CHUNKING, progress=51)
     caption = [
-        Passage(text=piece.text, anchor={"heading": [CAPTION]}, context=source.title)
+        Passage(text=piece.text, anchor={"heading": [CAPTION]}, context=source.title, lines=False)
         for piece in chunk_text(source.text)
     ]
     context = f"{source.title}, {image.TEXT_HEADING.lower()}" + (f" ({source.text[:200]})" if source.text else "")
     read_text = [
-        Passage(text=piece.text, anchor=segment.anchor, context=context)
+        Passage(text=piece.text, anchor=segment.anchor, context=context, lines=False)
         for segment in read.segments
         for piece in chunk_text(segment.text)
     ]
@@ -365,6 +371,7 @@ def _file_passages(source: Source, extracted: Extracted) -> Iterator[Passage]:
                 text=piece.text,
                 anchor={"page": segment.anchor["page"]},
                 context=f"{source.title}, page {segment.anchor['page']}",
+                lines=False,
             )
 
 
@@ -399,8 +406,21 @@ def _embed(job: Job, passages: PassageSource, spool: IO[bytes]) -> int:
     start_at, done = job.progress, 0
     walk = passages()
     while batch := list(itertools.islice(walk, settings.EMBEDDING_BATCH_SIZE)):
-        vectors = embed_texts([f"{passage.context}\n{passage.text}" for passage in batch])
-        pickle.dump((batch, vectors.astype(np.float32, copy=False)), spool, protocol=pickle.HIGHEST_PROTOCOL)
+        # Each passage, then its sentences, in one call: a sentence travels with its passage's context too.
+        split = [passage.sentences for passage in batch]
+        texts = [
+            f"{passage.context}\n{text}"
+            for passage, parts in zip(batch, split, strict=True)
+            for text in [passage.text, *parts]
+        ]
+        vectors = embed_texts(texts)
+        starts = np.cumsum([0] + [1 + len(parts) for parts in split])
+        record: Batch = (
+            batch,
+            vectors[starts[:-1]].astype(np.float32, copy=False),
+            [vectors[start + 1 : end].astype(np.float16) for start, end in itertools.pairwise(starts)],
+        )
+        pickle.dump(record, spool, protocol=pickle.HIGHEST_PROTOCOL)
         done += len(batch)
         _progress(job, stage=Job.Stage.EMBEDDING, progress=start_at + int((96 - start_at) * done / total))
     return done
@@ -428,9 +448,9 @@ def chunks_replace(*, source_id: int, batches: Iterable[Batch], extracted: Extra
         changed = _apply_file_facts(source, extracted)
         rows: list[Chunk] = []
         count = 0
-        for passages, vectors in batches:
-            for passage, vector in zip(passages, vectors, strict=True):
-                rows.append(_chunk_row(source, count, passage, vector))
+        for passages, vectors, sentence_vectors in batches:
+            for passage, vector, sentence_vector in zip(passages, vectors, sentence_vectors, strict=True):
+                rows.append(_chunk_row(source, count, passage, vector, sentence_vector))
                 count += 1
             if len(rows) >= STORE_BATCH_ROWS:
                 _chunks_upsert(rows)
@@ -442,7 +462,7 @@ def chunks_replace(*, source_id: int, batches: Iterable[Batch], extracted: Extra
         source.save(update_fields=["status", "metadata", *changed])
 
 
-def _chunk_row(source: Source, ordinal: int, passage: Passage, vector: np.ndarray) -> Chunk:
+def _chunk_row(source: Source, ordinal: int, passage: Passage, vector: np.ndarray, sentences: np.ndarray) -> Chunk:
     return Chunk(
         source=source,
         owner_id=source.owner_id,
@@ -451,6 +471,7 @@ def _chunk_row(source: Source, ordinal: int, passage: Passage, vector: np.ndarra
         anchor=passage.anchor,
         occurred_at=passage.at or source.occurred_at + timedelta(seconds=passage.offset),
         embedding=vector,
+        sentence_embeddings=list(sentences),
     )
 
 
@@ -460,7 +481,7 @@ def _chunks_upsert(rows: list[Chunk]) -> None:
             rows,
             update_conflicts=True,
             unique_fields=["source", "ordinal"],
-            update_fields=["text", "anchor", "occurred_at", "embedding"],
+            update_fields=["text", "anchor", "occurred_at", "embedding", "sentence_embeddings"],
         )
         # With DEBUG on (`make run`'s default) Django keeps the SQL of the last 9,000 statements, and
         # each of these carries 100 vectors as text: a 50 MB note's worker grew past a gigabyte.

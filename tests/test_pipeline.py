@@ -1,8 +1,10 @@
 """The whole path on real parts: a note through the API, the Celery worker, search, and a cited answer."""
 
+import numpy as np
 import pytest
 
 from chat.models import Conversation, Message
+from ingestion.embeddings import embed_texts
 from ingestion.models import Chunk
 from tests.factories import PASSWORD, ApiClient, assert_error
 
@@ -36,6 +38,16 @@ def test_a_note_becomes_searchable_passages(garden: tuple[ApiClient, int]) -> No
     api, source_id = garden
     chunks = Chunk.objects.filter(source_id=source_id).order_by("ordinal")
     assert [chunk.anchor["heading"] for chunk in chunks] == [["Garden plan"], ["Garden plan", "Watering"]]
+    # Each sentence of a passage is embedded too, with the passage's context; one of one sentence is its own.
+    planting, watering = chunks
+    sentences = ["The tomatoes go into the raised bed on 12 May, after the last frost.",
+                 "Until then the seedlings stay in the greenhouse by the shed."]  # fmt: skip
+    context = " › ".join([planting.source.title, *planting.anchor["heading"]])
+    expected = embed_texts([f"{context}\n{sentence}" for sentence in sentences])
+    stored = np.array(planting.sentence_embeddings, dtype=np.float32)
+    assert stored.shape == (2, 384)
+    assert (np.sum(stored * expected, axis=1) > 0.999).all()
+    assert watering.sentence_embeddings == []
     results = api.get("/search", q="when do the tomatoes get planted", k=5).json()
     assert results["mode"] == "semantic"
     top = results["results"][0]

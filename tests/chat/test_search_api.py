@@ -285,3 +285,25 @@ def test_a_search_tells_where_its_time_went_in_server_timing(berliner: User, api
     assert {"auth", "time", "names", "embed", "sql", "app"} <= spans.keys()
     parts = sum(float(spans[name]) for name in ("auth", "time", "names", "embed", "sql"))
     assert 0 < parts <= float(spans["app"])
+
+
+def test_a_note_answered_by_one_of_its_sentences_comes_before_notes_merely_about_the_topic(
+    berliner: User, api: ApiClient
+) -> None:
+    day = local(today() - timedelta(days=4))
+    # Notes about bikes, none with the question's words; as a whole, Sunday's is the nearest to it.
+    for text in [
+        "Bike repairs to do: the tyres, the chain and the brakes",
+        "Bike tyres. Flat tyres again on the kids' bikes, the valves are the old kind",
+        "Sunday. Walked the dog by the river. Bought a new bike pump at Decathlon. Lunch in town.",
+        "Cycling routes. Canal path to Leixlip and back, about 30 km, flat all the way, coffee at the lock",
+    ]:
+        add_note(berliner, text, day)
+    saturday = add_note(
+        berliner,
+        "Saturday. Swimming with the kids at 9, then the big shop at Lidl. Sam's bike had a flat tyre, so I "
+        "patched the inner tube in the garage. Dinner at Mum's in the evening, she made lasagne.",
+        day,
+    )
+
+    assert source_ids(api.get("/search", q="When did I mend the puncture on the bicycle?"))[0] == saturday

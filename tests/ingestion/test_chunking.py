@@ -5,7 +5,7 @@ import pytest
 from django.utils import timezone
 
 from accounts.models import User
-from ingestion.chunking import chunk_markdown
+from ingestion.chunking import SENTENCES_MAX, chunk_markdown, sentences
 from ingestion.models import Job, Source
 
 
@@ -120,6 +120,29 @@ _LONG_LINE = "Line 30: " + " ".join(f"then the boiler stopped again on day {day}
 
 
 @pytest.mark.django_db
+def test_a_passages_sentences_are_its_typed_lines_and_their_sentences() -> None:
+    passage = "Mon: called the plumber about the tap\nTue: dentist at 9. Then the dry cleaning!\n\nSam's key is cut"
+    assert sentences(passage) == [
+        "Mon: called the plumber about the tap",
+        "Tue: dentist at 9.",
+        "Then the dry cleaning!",
+        "Sam's key is cut",
+    ]
+
+
+def test_a_pdf_passages_sentences_run_across_the_pages_wrapping() -> None:
+    passage = "The tenant keeps the bins clean and puts the\nrecycling out on alternate Thursdays. Pets need\nwritten consent."
+    assert sentences(passage, lines=False) == [
+        "The tenant keeps the bins clean and puts the recycling out on alternate Thursdays.",
+        "Pets need written consent.",
+    ]
+
+
+def test_a_passage_of_one_sentence_has_none_of_its_own_and_a_long_one_at_most_the_cap() -> None:
+    assert sentences("Renewed the car insurance, 412 pounds.") == []
+    assert len(sentences(" ".join(f"Line {n} is here." for n in range(40)))) == SENTENCES_MAX
+
+
 @pytest.mark.parametrize(
     ("migration_name", "changed"),
     [
@@ -167,3 +190,19 @@ def test_a_rechunking_migration_queues_again_only_the_notes_it_changes(
     assert [job.source_id for job in queued] == [sources[name].pk for name in changed]
     # Dated back, so the sweeper sends it to a worker (no broker is needed while migrating).
     assert all(job.updated_at < timezone.now() - timedelta(minutes=30) for job in queued)
+
+
+def test_the_sentence_embeddings_migration_queues_ready_notes_and_pdfs_only(user: User) -> None:
+    from django.apps import apps
+
+    migration = importlib.import_module("ingestion.migrations.0018_chunk_sentence_embeddings")
+    sources = {
+        (kind, status): Source.objects.create(
+            owner=user, kind=kind, title=f"{kind} {status}", text="x", size=1, sha256=f"{kind}{status}", status=status
+        )
+        for kind in ("note", "pdf", "audio")
+        for status in ("ready", "failed")
+    }
+    migration.queue_embedding(apps, None)
+    queued = Job.objects.filter(status="queued").order_by("source_id")
+    assert [job.source_id for job in queued] == [sources["note", "ready"].pk, sources["pdf", "ready"].pk]
