@@ -34,11 +34,13 @@ from secondbrain.errors import AppError
 # the BM25 weight of a pair of the question's words standing together in a passage (`phrase`), the
 # lift of a passage holding all of the question's pairs (`phrase_lift`: score × (1 + lift × share)), and
 # the lift of a passage dated from now on when the question asks what is to come (`ahead`: score × (1 +
-# ahead)): "when is my dentist appointment?" is answered by the appointment, not by notes that mention it.
+# ahead)): "when is my dentist appointment?" is answered by the appointment, not by notes that mention it;
+# the weight of the rank by a passage's nearest sentence (`w_sent`), given to each ranker's first
+# `sent_per_result` candidates per requested result (each one read costs its sentences' TOAST).
 RANKING = {
     "k1": 1.2, "b": 0.75, "rrf_k": 10, "w_vec": 1.0, "w_fts": 1.0, "w_sent": 0.7,
     "after": 0.5, "before": 0.25, "later": 0.5, "voice": 2.0, "fts_floor": 0.35, "phrase": 1.0, "phrase_lift": 1.0,
-    "rest": 0.7, "ahead": 1.0,
+    "rest": 0.7, "ahead": 1.0, "sent_per_result": 2,
 }  # fmt: skip
 # Each ranker contributes this many candidates per requested result.
 CANDIDATES_PER_RESULT = 4
@@ -196,22 +198,25 @@ sent AS (
                    1 - (c.embedding <=> %(topic_vector)s::vector)
                ) AS similarity
         FROM ingestion_chunk c
-        WHERE {{filters}} AND c.id IN (SELECT id FROM vec UNION SELECT id FROM fts)
+        WHERE {{filters}} AND c.id IN (
+            SELECT id FROM vec WHERE rnk <= %(sent_pool)s UNION SELECT id FROM fts WHERE rnk <= %(sent_pool)s
+        )
     ) candidates
 ),
 fused AS MATERIALIZED (
-    -- Materialized: its ids are then plain values below (see `spread`).
-    SELECT sent.id,
+    -- Materialized: its ids are then plain values below, not coalesce() (see `spread`).
+    SELECT coalesce(vec.id, fts.id) AS id,
            (
                coalesce(%(w_vec)s / (%(rrf_k)s + vec.rnk), 0)
                + coalesce(
                    %(w_fts)s * least(1, fts.rank / greatest(%(fts_floor)s * fts.top, 1e-9)) / (%(rrf_k)s + fts.rnk), 0
                )
-               + %(w_sent)s / (%(rrf_k)s + sent.rnk)
+               + coalesce(%(w_sent)s / (%(rrf_k)s + sent.rnk), 0)
            ) * (1 + %(phrase_lift)s * coalesce(pc.cover, 0)) AS score,
            coalesce(fts.rank, 0) AS text_rank
-    FROM sent LEFT JOIN vec ON vec.id = sent.id LEFT JOIN fts ON fts.id = sent.id
-    LEFT JOIN phrase_cover pc ON pc.id = sent.id
+    FROM vec FULL OUTER JOIN fts ON vec.id = fts.id
+    LEFT JOIN sent ON sent.id = coalesce(vec.id, fts.id)
+    LEFT JOIN phrase_cover pc ON pc.id = coalesce(vec.id, fts.id)
 ),
 spread AS (
     -- A passage also earns a share of its neighbours' scores: in notes and transcripts the answer
@@ -440,6 +445,7 @@ def search(
         "text": query,
         "names": names,
         "candidates": candidates,
+        "sent_pool": max(round(k * RANKING["sent_per_result"]), 10),
         "shortlist": SHORTLIST_PER_CANDIDATE * candidates,
         "max_terms": MAX_TERMS,
         "k": k,
