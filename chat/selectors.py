@@ -189,8 +189,8 @@ fts AS (
     FROM bm25 ORDER BY rank DESC, id LIMIT %(candidates)s
 ),
 sent AS (
-    -- The third ranker, over the two rankers' candidates: by the nearest of a passage's sentences to
-    -- the question (the passage's own embedding where it has no sentences of its own). A question is
+    -- The third ranker, over the two rankers' first candidates (`sent_pool`): by the nearest of a passage's
+    -- sentences to the question (its own embedding where it has no sentences of its own). A question is
     -- often answered by one sentence among others about something else.
     SELECT id, row_number() OVER (ORDER BY similarity DESC, id) AS rnk FROM (
         SELECT c.id, coalesce(
