@@ -106,6 +106,14 @@ class HalfVectorArrayField(models.Field):
 _HALFVEC_TEXT = re.compile(r"\[([^\]]*)\]")
 
 
+class ChunkManager(models.Manager["Chunk"]):
+    """Chunks without their vectors, which only the search's SQL reads: a source's page of 500
+    passages would otherwise fetch and parse some 2,500 vectors as text (its related manager is this one too)."""
+
+    def get_queryset(self) -> models.QuerySet["Chunk"]:
+        return super().get_queryset().defer("embedding", "sentence_embeddings")
+
+
 class Chunk(models.Model):
     """A passage of a source, the unit of retrieval and citation.
 
@@ -125,13 +133,16 @@ class Chunk(models.Model):
     embedding = VectorField(dimensions=settings.EMBEDDING_DIMENSIONS)
     # Its sentences' embeddings at half precision, where it has more than one (`Passage.sentences`):
     # what the search's sentence ranker reads (chat/selectors.py). NULL for a passage stored before
-    # they were made; either way that ranker reads the passage's own embedding instead.
+    # they were made; either way that ranker reads the passage's own embedding instead. The ORM's
+    # queries leave both vector columns out (`ChunkManager`); reading the attribute fetches it.
     sentence_embeddings = HalfVectorArrayField(dimensions=settings.EMBEDDING_DIMENSIONS, null=True, blank=True)
     search = models.GeneratedField(
         expression=SearchVector("text", config=SEARCH_CONFIG),
         output_field=SearchVectorField(),
         db_persist=True,
     )
+
+    objects = ChunkManager()
 
     class Meta:
         ordering = ["source_id", "ordinal"]

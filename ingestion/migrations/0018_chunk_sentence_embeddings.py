@@ -7,27 +7,21 @@ calendars, web pages and images are not (a recording would be transcribed again)
 reprocessed its column stays NULL and the sentence ranker reads its passage's own embedding.
 """
 
-from datetime import timedelta
+import importlib
 
 from django.db import migrations
 from django.db.backends.base.schema import BaseDatabaseSchemaEditor
 from django.db.migrations.state import StateApps
-from django.utils import timezone
 
 import ingestion.models
 
-ACTIVE = ["queued", "running"]
+queue_notes = importlib.import_module("ingestion.migrations.0007_rechunk_notes_typed_line_by_line").queue_notes
+queue_pdfs = importlib.import_module("ingestion.migrations.0008_reread_pdfs_without_page_furniture").queue_rereading
 
 
 def queue_embedding(apps: StateApps, schema_editor: BaseDatabaseSchemaEditor) -> None:
-    Source = apps.get_model("ingestion", "Source")
-    Job = apps.get_model("ingestion", "Job")
-    long_ago = timezone.now() - timedelta(days=1)
-    sources = Source.objects.filter(kind__in=["note", "pdf"], status="ready").exclude(jobs__status__in=ACTIVE)
-    jobs = [Job(owner_id=owner_id, source_id=pk) for pk, owner_id in sources.values_list("pk", "owner_id").iterator()]
-    created = Job.objects.bulk_create(jobs, batch_size=1000)
-    # `updated_at` is auto_now: backdate it afterwards so the sweeper sees the jobs as unsent.
-    Job.objects.filter(pk__in=[job.pk for job in created]).update(updated_at=long_ago)
+    queue_notes(apps, lambda text: True)
+    queue_pdfs(apps, schema_editor)
 
 
 class Migration(migrations.Migration):
