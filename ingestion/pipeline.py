@@ -396,6 +396,18 @@ def _audio_passage(title: str, group: list[Segment]) -> Passage:
     return Passage(text=text, anchor={"start": start, "end": end}, context=title, offset=float(start))
 
 
+def embedding_inputs(batch: list[Passage]) -> tuple[list[str], np.ndarray]:
+    """What is embedded for `batch`: each passage, then its sentences (`Passage.sentences`), each with
+    the passage's context — and where each passage's texts start, with the end last."""
+    split = [passage.sentences for passage in batch]
+    texts = [
+        f"{passage.context}\n{text}"
+        for passage, parts in zip(batch, split, strict=True)
+        for text in [passage.text, *parts]
+    ]
+    return texts, np.cumsum([0] + [1 + len(parts) for parts in split])
+
+
 def _embed(job: Job, passages: PassageSource, spool: IO[bytes]) -> int:
     """Embed the passages batch by batch into `spool`; the number of passages.
 
@@ -406,15 +418,8 @@ def _embed(job: Job, passages: PassageSource, spool: IO[bytes]) -> int:
     start_at, done = job.progress, 0
     walk = passages()
     while batch := list(itertools.islice(walk, settings.EMBEDDING_BATCH_SIZE)):
-        # Each passage, then its sentences, in one call: a sentence travels with its passage's context too.
-        split = [passage.sentences for passage in batch]
-        texts = [
-            f"{passage.context}\n{text}"
-            for passage, parts in zip(batch, split, strict=True)
-            for text in [passage.text, *parts]
-        ]
+        texts, starts = embedding_inputs(batch)
         vectors = embed_texts(texts)
-        starts = np.cumsum([0] + [1 + len(parts) for parts in split])
         record: Batch = (
             batch,
             vectors[starts[:-1]].astype(np.float32, copy=False),
