@@ -1,3 +1,4 @@
+import functools
 import re
 from typing import Any
 
@@ -9,7 +10,6 @@ from django.contrib.postgres.search import SearchVector, SearchVectorField
 from django.db import models
 from django.db.models import F, Func
 from django.utils import timezone
-from pgvector import HalfVector
 from pgvector.django import HnswIndex, VectorField
 
 # The text-search configuration of the generated tsvector; queries must use the same one.
@@ -95,7 +95,7 @@ class HalfVectorArrayField(models.Field):
     def get_prep_value(self, value: Any) -> str | None:
         if value is None:
             return None
-        return "{" + ",".join(f'"{HalfVector._to_db(vector)}"' for vector in value) + "}"
+        return "{" + ",".join(f'"{_halfvec_text(vector)}"' for vector in value) + "}"
 
     def from_db_value(self, value: str | None, expression: Any, connection: Any) -> list[np.ndarray] | None:
         if value is None:
@@ -104,6 +104,19 @@ class HalfVectorArrayField(models.Field):
 
 
 _HALFVEC_TEXT = re.compile(r"\[([^\]]*)\]")
+
+
+@functools.cache
+def _half_texts() -> np.ndarray:
+    """The shortest text of each of the 65,536 half-precision values, by bit pattern (~0.1 s, once)."""
+    values = np.arange(2**16, dtype=np.uint16).view(np.float16)
+    return np.array([np.format_float_positional(value, unique=True, trim="-") for value in values], dtype=object)
+
+
+def _halfvec_text(vector: np.ndarray) -> str:
+    """`vector` as halfvec's text, read off a table: pgvector's own formatting, a float at a time,
+    took ~0.25 ms a vector, and a passage stores one per sentence (its text is also twice as long)."""
+    return "[" + ",".join(_half_texts()[np.asarray(vector, dtype=np.float16).view(np.uint16)]) + "]"
 
 
 class ChunkManager(models.Manager["Chunk"]):

@@ -2,6 +2,7 @@
 
 import numpy as np
 import pytest
+from django.db import connection
 
 from chat.models import Conversation, Message
 from ingestion.embeddings import embed_texts
@@ -32,6 +33,23 @@ def garden(celery_worker: None) -> tuple[ApiClient, int]:
     assert job["status"] == "done", job
     assert job["progress"] == 100
     return api, body["source_id"]
+
+
+@pytest.mark.django_db
+def test_sentence_vectors_reach_the_database_exactly() -> None:
+    """The half-precision vectors are written as text read off a table: Postgres must read back each
+    value as it was, tiny, huge and negative ones too."""
+    field = Chunk._meta.get_field("sentence_embeddings")
+    rng = np.random.default_rng(7)
+    vectors = [rng.normal(scale=0.1, size=384).astype(np.float16) for _ in range(3)]
+    vectors[0][:4] = [np.float16(6e-8), np.float16(-65504), np.float16(0.1), np.float16(-0.0)]
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT %s::halfvec(384)[]::text", [field.get_prep_value(vectors)])
+        (text,) = cursor.fetchone()
+    back = field.from_db_value(text, None, connection)
+    assert len(back) == 3
+    for stored, sent in zip(back, vectors, strict=True):
+        assert np.array_equal(stored, sent)
 
 
 def test_a_note_becomes_searchable_passages(garden: tuple[ApiClient, int]) -> None:
