@@ -6,7 +6,7 @@ from django.db import connection
 
 from chat.models import Conversation, Message
 from ingestion.embeddings import embed_texts
-from ingestion.models import Chunk
+from ingestion.models import Chunk, HalfVectorArrayField
 from tests.factories import PASSWORD, ApiClient, assert_error
 
 GARDEN_NOTE = """# Garden plan
@@ -40,6 +40,7 @@ def test_sentence_vectors_reach_the_database_exactly() -> None:
     """The half-precision vectors are written as text read off a table: Postgres must read back each
     value as it was, tiny, huge and negative ones too."""
     field = Chunk._meta.get_field("sentence_embeddings")
+    assert isinstance(field, HalfVectorArrayField)
     rng = np.random.default_rng(7)
     vectors = [rng.normal(scale=0.1, size=384).astype(np.float16) for _ in range(3)]
     vectors[0][:4] = [np.float16(6e-8), np.float16(-65504), np.float16(0.1), np.float16(-0.0)]
@@ -47,7 +48,7 @@ def test_sentence_vectors_reach_the_database_exactly() -> None:
         cursor.execute("SELECT %s::halfvec(384)[]::text", [field.get_prep_value(vectors)])
         (text,) = cursor.fetchone()
     back = field.from_db_value(text, None, connection)
-    assert len(back) == 3
+    assert back is not None and len(back) == 3
     for stored, sent in zip(back, vectors, strict=True):
         assert np.array_equal(stored, sent)
 
