@@ -455,12 +455,15 @@ def _halves(records: list[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
 
 
 def ablations() -> list[tuple[str, tuple[Any, ...]]]:
-    """The checks as the app asks them, each left out in turn, and none of them: (label, checks)."""
-    from chat.checks import CHECKS
+    """The checks as the app asks them, each left out in turn, the detail check reading every source (as it
+    did before 2026-12-01), and none of them: (label, checks)."""
+    from chat.checks import CHECKS, Check, detail
 
+    anywhere = Check("detail", functools.partial(detail, within_source=False))
     return [
         ("all checks", CHECKS),
         *((f"without {left.name}", tuple(c for c in CHECKS if c is not left)) for left in CHECKS),
+        ("detail in any source", tuple(anywhere if c.name == "detail" else c for c in CHECKS)),
         ("no checks", ()),
     ]
 

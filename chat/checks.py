@@ -486,8 +486,13 @@ def missing_details(
     *,
     common: int = DETAIL_COMMON_WORDS,
     min_coverage: float = DETAIL_MIN_COVERAGE,
+    within_source: bool = True,
 ) -> list[str]:
     """The rare words of `question` that none of `passages` has, when a passage line speaks to `answer`.
+
+    With `within_source`, only the passages of the source that line is in count (a passage's first
+    line is its source's title): "the password for the sauna" answered from the home network's note
+    is answered about another thing, though the trip's note says its hotel has a sauna.
 
     Rare: not among the `common` most common English words. Names, dates, numbers and the words in
     a verb's place (after a name or pronoun, after "to", or ending in -ing/-ed: "did Tim *mention*",
@@ -500,9 +505,15 @@ def missing_details(
     answer_words = _stems(without_markers(answer)) - names
     if not answer_words or not passages:
         return []
-    best_score, _, _ = _best_line(frozenset(answer_words), frozenset(_stems(question) - names), tuple(passages))
+    answer_key, question_key = frozenset(answer_words), frozenset(_stems(question) - names)
+    best_score, _, _ = _best_line(answer_key, question_key, tuple(passages))
     if best_score < min_coverage:
         return []
+    if within_source:
+        # The source of what the answer adds to the question: an answer that restates "the password for the
+        # sauna" matches the trip's note as well as the one its password is from.
+        told = answer_key - question_key or answer_key
+        passages = _of_the_answers_source(told, question_key, passages)
     available = {word for passage in passages for word in WORD.findall(passage.lower())}
     ranks = _common_word_ranks()
     rare = [
@@ -513,6 +524,17 @@ def missing_details(
     text = " ".join(passages)
     stances = [stance for stance, spelt in _STANCES.items() if spelt.search(question) and not spelt.search(text)]
     return rare + stances
+
+
+def _of_the_answers_source(
+    answer_words: frozenset[str], question_words: frozenset[str], passages: list[str]
+) -> list[str]:
+    """The passages of the sources whose lines match the answer best (the first line is the title)."""
+    scores = [_best_line(answer_words, question_words, (passage,))[0] for passage in passages]
+    titles = {
+        passage.split("\n", 1)[0] for passage, score in zip(passages, scores, strict=True) if score > max(scores) - _TIE
+    }
+    return [passage for passage in passages if passage.split("\n", 1)[0] in titles]
 
 
 def _salient_words(question: str, names: set[str]) -> list[str]:
@@ -596,8 +618,16 @@ def detail(
     *,
     common: int = DETAIL_COMMON_WORDS,
     min_coverage: float = DETAIL_MIN_COVERAGE,
+    within_source: bool = True,
 ) -> str | None:
-    missing = missing_details(question, answer, passages, common=common, min_coverage=min_coverage)
+    missing = missing_details(
+        question,
+        answer,
+        passages,
+        common=common,
+        min_coverage=min_coverage,
+        within_source=within_source,
+    )
     if missing:
         return f"The passages never mention {', '.join(repr(word) for word in missing)}."
     return None

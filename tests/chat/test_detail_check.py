@@ -130,3 +130,23 @@ def test_the_checks_are_asked_in_order_and_a_bench_can_leave_one_out() -> None:
     name, reason = objection(question, answer, [WATCH]) or ("", "")
     assert name == "detail" and "'grandpa'" in reason
     assert objection(question, answer, [WATCH], [check for check in CHECKS if check.name != "detail"]) is None
+
+
+HOME_WIFI = """Home internet and wifi details
+Brightwave fibre, the router is in the hall press
+guest network: BrennanGuest, password fridge-magnet-42"""
+
+TRIP = """Copenhagen trip
+Hotel Axel Guldsmeden in Vesterbro, 3 nights; it has a sauna on the roof
+flight SK538 Friday 06:25"""
+
+
+def test_a_detail_only_another_source_tells_is_missing_from_the_answers_source() -> None:
+    # The home network's note has the password; only the trip's note speaks of a sauna.
+    question = "What's the password for the sauna?"
+    answer = "The password for the sauna is fridge-magnet-42 [1]."
+    assert missing_details(question, answer, [HOME_WIFI, TRIP]) == ["sauna"]
+    assert missing_details(question, answer, [HOME_WIFI, TRIP], within_source=False) == []
+    # Told in the same note as the password, it is answered.
+    trip = TRIP + "\nsauna door code / password: 4471"
+    assert missing_details(question, "The sauna's password is 4471 [2].", [HOME_WIFI, trip]) == []
