@@ -122,10 +122,10 @@ def about_someone_else(
     # question's words, so lines naming her rank up. Removing it turned 5 more answerable LoCoMo dev
     # questions away (2026-11-25): it is kept on purpose.
     lowered = {name.lower() for name in names}
-    answer_words = _stems(without_markers(answer)) - lowered  # "Sweden [1]": the 1 is no answer word
+    answer_words = stems(without_markers(answer)) - lowered  # "Sweden [1]": the 1 is no answer word
     if not names or not answer_words or not passages:
         return False
-    question_words = frozenset(_stems(question) - lowered)
+    question_words = frozenset(stems(question) - lowered)
     # "Who inspired John to start volunteering?" → "Maria": an answer that is a speaker rests on what that
     # speaker says ("Maria: … I'm inspired by her"), not on the lines that greet her ("Wow, Maria!").
     speakers = speakers_of(passages)
@@ -155,7 +155,7 @@ def _best_line(
     Cached: the person check and the detail check ask it the same thing about one answer."""
     best_score, best_people, best_unnamed = 0.0, frozenset[str](), False
     for sentence, people, said_by, unnamed in _lines_with_people(passages):
-        words = _stems(sentence) | ({_stem(said_by.split()[0].lower())} if speaker and said_by else set())
+        words = stems(sentence) | ({_stem(said_by.split()[0].lower())} if speaker and said_by else set())
         score = len(answer_words & words) / len(answer_words)
         score += QUESTION_WEIGHT * len(question_words & words) / max(1, len(question_words))
         if score > best_score + _TIE:
@@ -242,7 +242,7 @@ def _turns(passage: str) -> list[tuple[str, str]]:
     return turns
 
 
-def _stems(text: str) -> set[str]:
+def stems(text: str) -> set[str]:
     """Content words with a crude suffix strip, so "realised" meets "realise" and "races" "race".
 
     A lone letter is no word ("Maria's auntie" would count the "s", and find it in every "it's"); a digit is."""
@@ -298,8 +298,8 @@ def only_the_question(question: str, answer: str) -> bool:
     """Whether every content word of `answer` is one of `question`'s (another ending counts)."""
     if _OFFERS_A_CHOICE.search(question) or _ASKS_YES_OR_NO.search(question) or _DENIES.search(answer):
         return False
-    words = _stems(without_markers(answer))
-    return bool(words) and words <= _stems(question)
+    words = stems(without_markers(answer))
+    return bool(words) and words <= stems(question)
 
 
 # --- Whose story is it? ----------------------------------------------------------------------------
@@ -417,7 +417,7 @@ def _share_spoken(words: set[str], person: str, passages: list[str], *, replies:
             sentences = SENTENCE.split(text)
             if who == person:
                 statements = [sentence for sentence in sentences if not sentence.rstrip().endswith("?")]
-                present = _stems(" ".join([*statements, asked]))
+                present = stems(" ".join([*statements, asked]))
                 found = sum(1 for word in words if word in present or _same_root(word, present))
                 best = max(best, found / len(words))
             questions = (sentence for sentence in sentences if sentence.rstrip().endswith("?"))
@@ -502,10 +502,10 @@ def missing_details(
     An empty list means the check has no objection.
     """
     names = {name.lower() for name in names_in(question)}
-    answer_words = _stems(without_markers(answer)) - names
+    answer_words = stems(without_markers(answer)) - names
     if not answer_words or not passages:
         return []
-    answer_key, question_key = frozenset(answer_words), frozenset(_stems(question) - names)
+    answer_key, question_key = frozenset(answer_words), frozenset(stems(question) - names)
     best_score, _, _ = _best_line(answer_key, question_key, tuple(passages))
     if best_score < min_coverage:
         return []

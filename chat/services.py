@@ -13,7 +13,7 @@ import time
 from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
-from datetime import UTC, tzinfo
+from datetime import UTC, date, tzinfo
 from typing import Any, ParamSpec, TypeVar
 
 from asgiref.sync import sync_to_async
@@ -929,12 +929,18 @@ def check_answer(
     An abstention reads `abstain_text`.
     """
     answer = answer.strip()
+    model_answer = answer
     if _is_abstention(answer):
-        return grounding.Grounded(abstain_text, [], {"model_answer": answer, "abstained_by": "model"})
+        # A "when" question the model turned away may be answered by the date heading over the line
+        # that tells it: small models do not tie "Sat 28 Nov" to the lines under it. Checked like any answer.
+        dated = _under_a_date(question, hits, zone) if intent.asks_when(question) else None
+        if dated is None:
+            return grounding.Grounded(abstain_text, [], {"model_answer": answer, "abstained_by": "model"})
+        answer = dated
     # "(2 May 2023)" alone is also how passages resolve "yesterday": only a header with its anchor is unmistakable.
     headers = [_source_when(hit, zone) for hit in hits if anchor_label(hit.anchor) and "when" not in hit.anchor]
     grounded = grounding.ground(answer, [_as_read(hit, zone) for hit in hits], headers=headers, threshold=support)
-    check = {"model_answer": answer, **grounded.check}
+    check = {"model_answer": model_answer, **grounded.check} | ({"dated": answer} if answer != model_answer else {})
     if not grounded.text:
         return grounding.Grounded(abstain_text, [], {**check, "abstained_by": "check"})
     # A source's title is the person's own words about it ("JFK inaugural speech"): a question may take
@@ -947,6 +953,40 @@ def check_answer(
             abstain_text, [], {**check, "abstained_by": name, "reason": reason, "would_answer": grounded.text}
         )
     return grounding.Grounded(grounded.text, grounded.markers, check)
+
+
+# The share of the question's words that the line under a date heading must have (`_under_a_date`).
+DATED_LINE_MIN_COVERAGE = 0.75
+DATED_LINE_MAX_WORDS = 40  # of the line quoted after the date: a fact's answer stays short
+
+
+def _under_a_date(
+    question: str, hits: list[Hit], zone: tzinfo, *, min_coverage: float = DATED_LINE_MIN_COVERAGE
+) -> str | None:
+    """The answer to a "when" question that a passage's line under a date heading tells: "On Saturday
+    28 November 2026: fixed the puncture … [1]" — when one such line holds `min_coverage` of the question's words, and
+    no line as good stands under another day."""
+    asked = checks.stems(question)
+    if not asked:
+        return None
+    best, found = 0.0, set[tuple[int, date, str]]()
+    for number, hit in enumerate(hits, start=1):
+        said_on = hit.occurred_at.astimezone(zone).date()
+        for line, day in temporal.under_date_headings(hit.text, said_on):
+            if day is None:
+                continue
+            share = len(asked & checks.stems(line)) / len(asked)
+            if share > best + 1e-9:
+                best, found = share, {(number, day, line)}
+            elif share > best - 1e-9:
+                found.add((number, day, line))
+    days = {day for _, day, _ in found}
+    if best < min_coverage or len(days) != 1:
+        return None
+    number, day, line = min(found)
+    words = line.strip(" -*•\t").split()
+    told = " ".join(words[:DATED_LINE_MAX_WORDS]) + (" …" if len(words) > DATED_LINE_MAX_WORDS else "")
+    return f"On {day:%A} {day.day} {day:%B %Y}: {told} [{number}]"
 
 
 def _is_abstention(answer: str) -> bool:

@@ -592,6 +592,29 @@ def with_dates(text: str, said_on: date) -> str:
     return _with_dates_ahead("".join(out) + text[done:], said_on)
 
 
+# A line that is only a date, as diaries and logs head their days: "Sat 28 Nov", "## Monday 3 March",
+# "**2026-11-28**" — what is left of it without its date, its weekday and its marks.
+_HEADING_REST = re.compile(r"[\W_]+|\b(?:mon|tue|wed|thu|fri|sat|sun)[a-z]*\b", re.IGNORECASE)
+
+
+def under_date_headings(text: str, said_on: date) -> list[tuple[str, date | None]]:
+    """Each line of `text` with the day of the date heading it stands under, None for the headings
+    themselves and the lines before the first. A yearless date is the last such day on or before
+    `said_on` (the day the note was written)."""
+    lines: list[tuple[str, date | None]] = []
+    day: date | None = None
+    for line in text.splitlines():
+        found = [found for found in _expressions(line, said_on) if found.rule is not _WEEKDAY_RULE]
+        span = found[0].span(said_on) if len(found) == 1 else None
+        rest = _HEADING_REST.sub("", line[: found[0].start] + line[found[0].end :]) if found else line
+        if span is not None and span[1] - span[0] == timedelta(days=1) and not rest:
+            day = span[0]
+            lines.append((line, None))
+        else:
+            lines.append((line, day))
+    return lines
+
+
 # What a note says of days to come, where it is unmistakable: "tomorrow" ("tmrw"); a weekday with its
 # day of the month ("Fri 28th", "Thursday the 4th"; not when its month follows, "Monday 7 December 2026"
 # says it all) — the nearest such day to the note's date; and a
