@@ -490,9 +490,10 @@ def missing_details(
 ) -> list[str]:
     """The rare words of `question` that none of `passages` has, when a passage line speaks to `answer`.
 
-    With `within_source`, only the passages of the source that line is in count (a passage's first
-    line is its source's title): "the password for the sauna" answered from the home network's note
-    is answered about another thing, though the trip's note says its hotel has a sauna.
+    With `within_source`, only the passages of the source that line is in count, for the rare words
+    and the stances alike (a passage's first line is its source's title): "the password for the sauna"
+    answered from the home network's note is answered about another thing, though the trip's note says
+    its hotel has a sauna.
 
     Rare: not among the `common` most common English words. Names, dates, numbers and the words in
     a verb's place (after a name or pronoun, after "to", or ending in -ing/-ed: "did Tim *mention*",

@@ -986,7 +986,7 @@ def _under_a_date(
     number, day, line = min(found)
     words = line.strip(" -*•\t").split()
     told = " ".join(words[:DATED_LINE_MAX_WORDS]) + (" …" if len(words) > DATED_LINE_MAX_WORDS else "")
-    return f"On {day:%A} {day.day} {day:%B %Y}: {told} [{number}]"
+    return f"On {day:%A} {temporal.day_label(day)}: {told} [{number}]"
 
 
 def _is_abstention(answer: str) -> bool:
