@@ -460,10 +460,22 @@ def ablations() -> list[tuple[str, tuple[Any, ...]]]:
     from chat.checks import CHECKS, Check, detail
 
     anywhere = Check("detail", functools.partial(detail, within_source=False))
+    cited = Check("detail", functools.partial(detail, within_cited=True))
     return [
         ("all checks", CHECKS),
         *((f"without {left.name}", tuple(c for c in CHECKS if c is not left)) for left in CHECKS),
         ("detail in any source", tuple(anywhere if c.name == "detail" else c for c in CHECKS)),
+        ("detail in the cited passages", tuple(cited if c.name == "detail" else c for c in CHECKS)),
+        *(
+            (
+                f"detail, a word as close as {level}",
+                tuple(
+                    Check("detail", functools.partial(detail, similar=level)) if c.name == "detail" else c
+                    for c in CHECKS
+                ),
+            )
+            for level in (0.45, 0.55, 0.65)
+        ),
         ("no checks", ()),
     ]
 

@@ -36,11 +36,12 @@ from secondbrain.errors import AppError
 # the lift of a passage dated from now on when the question asks what is to come (`ahead`: score × (1 +
 # ahead)): "when is my dentist appointment?" is answered by the appointment, not by notes that mention it;
 # the weight of the rank by a passage's nearest sentence (`w_sent`), given to each ranker's first
-# `sent_per_result` candidates per requested result (each one read costs its sentences' TOAST).
+# `sent_per_result` candidates per requested result (each one read costs its sentences' TOAST); and
+# whether a range of content time also reads the passages that speak of its days (`mentions`, 1 or 0).
 RANKING = {
     "k1": 1.2, "b": 0.75, "rrf_k": 10, "w_vec": 1.0, "w_fts": 1.0, "w_sent": 0.7,
     "after": 0.5, "before": 0.25, "later": 0.5, "voice": 2.0, "fts_floor": 0.35, "phrase": 1.0, "phrase_lift": 1.0,
-    "rest": 0.7, "ahead": 1.0, "sent_per_result": 2,
+    "rest": 0.7, "ahead": 1.0, "sent_per_result": 2, "mentions": 1,
 }  # fmt: skip
 # Each ranker contributes this many candidates per requested result.
 CANDIDATES_PER_RESULT = 4
@@ -324,9 +325,12 @@ def _private_sources(owner_id: int) -> list[int]:
         return [row[0] for row in cursor.fetchall()]
 
 
-def _filters(*, visible: Visible, date_range: DateRange | None, kind: str | None) -> tuple[str, dict[str, Any]]:
+def _filters(
+    *, visible: Visible, date_range: DateRange | None, kind: str | None, mentions: bool = False
+) -> tuple[str, dict[str, Any]]:
     """The WHERE clause on `ingestion_chunk c` every search applies: always the owner's passages a
-    search may read (`_visible`), then time and kind."""
+    search may read (`_visible`), then time and kind. With `mentions`, a passage is in a range of content
+    time also when a day its text speaks of is (`Chunk.mentions`): a plan is written down before it happens."""
     clauses, params = list(visible[0]), dict(visible[1])
     source_clauses = []
     if kind:
@@ -335,12 +339,17 @@ def _filters(*, visible: Visible, date_range: DateRange | None, kind: str | None
     if date_range is not None:
         # Content time is on the chunk (audio passages are offset into the recording); upload time on the source.
         target, column = (source_clauses, "created_at") if date_range.clock == "upload" else (clauses, "c.occurred_at")
+        bounds = []
         if date_range.since is not None:
-            target.append(f"{column} >= %(since)s")
+            bounds.append(f"{column} >= %(since)s")
             params["since"] = date_range.since
         if date_range.until is not None:
-            target.append(f"{column} < %(until)s")
+            bounds.append(f"{column} < %(until)s")
             params["until"] = date_range.until
+        if mentions and bounds and date_range.clock == "content":
+            params |= {"since": date_range.since, "until": date_range.until}
+            bounds = [f"({' AND '.join(bounds)} OR {_MENTIONED.format(since='since', until='until')})"]
+        target.extend(bounds)
     if source_clauses:
         clauses.append(
             "c.source_id IN (SELECT id FROM ingestion_source WHERE owner_id = %(owner)s AND "
@@ -348,6 +357,10 @@ def _filters(*, visible: Visible, date_range: DateRange | None, kind: str | None
             + ")"
         )
     return " AND ".join(clauses), params
+
+
+# A passage's text speaks of a day in the range (NULL, so not, where it was stored before `mentions` was read).
+_MENTIONED = "c.mentions && tstzrange(%({since})s::timestamptz, %({until})s::timestamptz)"
 
 
 def _names(text: str) -> list[str]:
@@ -437,7 +450,7 @@ def search(
             vector = topic_vector = list(embed_texts([asked])[0])
         else:
             vector, topic_vector = (list(values) for values in embed_texts([asked, topic]))
-    filters, params = _filters(visible=visible, date_range=date_range, kind=kind)
+    filters, params = _filters(visible=visible, date_range=date_range, kind=kind, mentions=RANKING["mentions"] > 0)
     candidates = max(k * CANDIDATES_PER_RESULT, 20)
     params |= {
         "vector": _literal(vector),
@@ -457,6 +470,7 @@ def search(
         inside = "c.occurred_at < %(preferred_until)s"
         if prefer.since is not None:
             inside += " AND c.occurred_at >= %(preferred_since)s"
+        inside = f"{inside} OR {_MENTIONED.format(since='preferred_since', until='preferred_until')}"
         preference = f"CASE WHEN {inside} THEN 1 ELSE %(later)s END"
         params |= {"preferred_since": prefer.since, "preferred_until": prefer.until}
     if ahead_of is not None:
@@ -684,15 +698,22 @@ def retrieve(
         include_private=include_private,
         asked=query,
     )
-    if not hits and since is None and until is None:
-        # Nothing at all is dated in the range the question seemed to name ("on Aug 15th" read as this
-        # year's): the closest passages from any time beat an empty answer, and the range is not shown.
+    if since is None and until is None and not any(_dated_in(hit, searched) for hit in hits):
+        # Nothing found is dated in the range the question seemed to name ("on Aug 15th" read as this
+        # year's, "Femi's last night in his old place"): the closest passages from any time beat an empty
+        # answer, and the range is not shown. Passages that only speak of its days are not enough: a
+        # range no note is dated in is most likely a misreading, or history told in prose ("in 1979").
         hits = search(
             owner_id=owner.pk, query=query, k=k, kind=kind, ahead_of=ahead_of, include_private=include_private
         )
         return Retrieval(mode="semantic", date_range=None, hits=_coming(owner.pk, hits, ahead_of), query=query)
     hits = _coming(owner.pk, hits, ahead_of)
     return Retrieval(mode="hybrid", date_range=date_range, hits=hits, query=meaning.topic, label=label)
+
+
+def _dated_in(hit: Hit, date_range: DateRange) -> bool:
+    since, until = date_range.since, date_range.until
+    return (since is None or hit.occurred_at >= since) and (until is None or hit.occurred_at < until)
 
 
 # The next occurrence of each repeating event among `hits` (`_coming`).

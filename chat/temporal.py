@@ -592,6 +592,55 @@ def with_dates(text: str, said_on: date) -> str:
     return _with_dates_ahead("".join(out) + text[done:], said_on)
 
 
+# The longest span a passage's mention of time may cover to be searched by: "this year" or "in 2019"
+# speaks of too many days to find the passage by any of them.
+MENTION_MAX_DAYS = 31
+
+
+def mentioned(text: str, said_on: date) -> list[Span]:
+    """The spans of days `text` speaks of, read from `said_on` (the day it was written).
+
+    A note tells of plans before they happen and of events after: "she's off 2-6 Nov" in a note of
+    6 October 2026 is 2–6 November 2026, "last Friday" the Friday before `said_on`, "Thurs 9.40am" the
+    Thursday after it (as `with_dates` reads them for the model). A date without
+    its year is the nearer of its two readings (the last such day or the next); a bare weekday ("on
+    Friday") may be either, and is left out, as is a span over `MENTION_MAX_DAYS`.
+    """
+    past = _pieces(text, said_on)
+    coming = {piece.end: piece for piece in _pieces(text, said_on, ahead=True)}
+    spans: list[Span] = []
+    for piece in past:
+        other = coming.pop(piece.end, None)
+        span = piece.span
+        if other is not None and other.span != span:
+            if _distance(other.span, said_on) <= 7 and _distance(span, said_on) <= 7:
+                continue  # "on Friday", "the weekend": the last one or the next
+            span = min(span, other.span, key=lambda candidate: _distance(candidate, said_on))
+        spans.append(span)
+    spans += [piece.span for piece in coming.values()]  # "in two weeks", read only as what is to come
+    for pattern, resolve in _AHEAD:  # "Fri 28th", "Thurs 9.40am": how people jot down what is to come
+        for match in pattern.finditer(text):
+            when = resolve(match.groupdict(), said_on)
+            if when is not None and not _in_a_title(text, match):
+                spans.append(_unit_span(when, "day"))
+    return sorted({span for span in spans if (span[1] - span[0]).days <= MENTION_MAX_DAYS})
+
+
+def mentioned_times(text: str, at: datetime, zone: ZoneInfo) -> list[tuple[datetime, datetime]]:
+    """`mentioned` for a passage dated `at`, as half-open ranges between local midnights in `zone`."""
+    return [
+        (datetime.combine(since, time.min, tzinfo=zone), datetime.combine(until, time.min, tzinfo=zone))
+        for since, until in mentioned(text, at.astimezone(zone).date())
+    ]
+
+
+def _distance(span: Span, day: date) -> int:
+    """Days from `day` to the nearest day of `span` (0 inside it)."""
+    if span[0] <= day < span[1]:
+        return 0
+    return min(abs((span[0] - day).days), abs((span[1] - timedelta(days=1) - day).days))
+
+
 # A line that is only a date, as diaries and logs head their days: "Sat 28 Nov", "## Monday 3 March",
 # "**2026-11-28**" — what is left of it without its date, its weekday and its marks.
 _HEADING_REST = re.compile(r"[\W_]+|\b(?:mon|tue|wed|thu|fri|sat|sun)[a-z]*\b", re.IGNORECASE)

@@ -11,6 +11,8 @@ from django.db import models
 from django.db.models import F, Func
 from django.utils import timezone
 from pgvector.django import HnswIndex, VectorField
+from psycopg.types.multirange import Multirange
+from psycopg.types.range import Range
 
 # The text-search configuration of the generated tsvector; queries must use the same one.
 SEARCH_CONFIG = "english"
@@ -103,6 +105,27 @@ class HalfVectorArrayField(models.Field):
         return [np.array(vector.split(","), dtype=np.float16) for vector in _HALFVEC_TEXT.findall(value)]
 
 
+class DateTimeMultiRangeField(models.Field):
+    """A set of half-open time ranges (`tstzmultirange`), as a list of (start, end) pairs of aware datetimes.
+
+    Django's range fields hold one range a column; PostgreSQL's multiranges (14+) hold any number, and
+    `&&` tests one against a range.
+    """
+
+    def db_type(self, connection: Any) -> str:
+        return "tstzmultirange"
+
+    def get_prep_value(self, value: Any) -> Multirange[Any] | None:
+        if value is None:
+            return None
+        return Multirange(Range(start, end, "[)") for start, end in value)
+
+    def from_db_value(self, value: Any, expression: Any, connection: Any) -> list[tuple[Any, Any]] | None:
+        if value is None:
+            return None
+        return [(part.lower, part.upper) for part in value]
+
+
 _HALFVEC_TEXT = re.compile(r"\[([^\]]*)\]")
 
 
@@ -149,6 +172,9 @@ class Chunk(models.Model):
     # they were made; either way that ranker reads the passage's own embedding instead. The ORM's
     # queries leave both vector columns out (`ChunkManager`); reading the attribute fetches it.
     sentence_embeddings = HalfVectorArrayField(dimensions=settings.EMBEDDING_DIMENSIONS, null=True, blank=True)
+    # The days its text speaks of, read from `occurred_at` in its owner's zone (`chat.temporal.mentioned`):
+    # a question about November finds the October note that says "she's off 2-6 Nov" (chat/selectors.py).
+    mentions = DateTimeMultiRangeField(null=True, blank=True, default=list)
     search = models.GeneratedField(
         expression=SearchVector("text", config=SEARCH_CONFIG),
         output_field=SearchVectorField(),

@@ -20,6 +20,7 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from types import TracebackType
 from typing import IO, Any
+from zoneinfo import ZoneInfo
 
 import numpy as np
 import openai
@@ -29,6 +30,7 @@ from django.db import DatabaseError, connection, reset_queries, transaction
 from django.db.models import F
 from django.utils import timezone
 
+from chat import temporal
 from ingestion.chunking import chunk_text, iter_chunk_markdown, sentences
 from ingestion.embeddings import embed_texts
 from ingestion.extract import Extracted, Segment
@@ -451,11 +453,12 @@ def chunks_replace(*, source_id: int, batches: Iterable[Batch], extracted: Extra
         if source is None:
             raise Cancelled()
         changed = _apply_file_facts(source, extracted)
+        zone = source.owner.zone  # the zone the owner's passages' dates are read in
         rows: list[Chunk] = []
         count = 0
         for passages, vectors, sentence_vectors in batches:
             for passage, vector, sentence_vector in zip(passages, vectors, sentence_vectors, strict=True):
-                rows.append(_chunk_row(source, count, passage, vector, sentence_vector))
+                rows.append(_chunk_row(source, zone, count, passage, vector, sentence_vector))
                 count += 1
             if len(rows) >= STORE_BATCH_ROWS:
                 _chunks_upsert(rows)
@@ -467,14 +470,18 @@ def chunks_replace(*, source_id: int, batches: Iterable[Batch], extracted: Extra
         source.save(update_fields=["status", "metadata", *changed])
 
 
-def _chunk_row(source: Source, ordinal: int, passage: Passage, vector: np.ndarray, sentences: np.ndarray) -> Chunk:
+def _chunk_row(
+    source: Source, zone: ZoneInfo, ordinal: int, passage: Passage, vector: np.ndarray, sentences: np.ndarray
+) -> Chunk:
+    occurred_at = passage.at or source.occurred_at + timedelta(seconds=passage.offset)
     return Chunk(
         source=source,
         owner_id=source.owner_id,
         ordinal=ordinal,
         text=passage.text,
         anchor=passage.anchor,
-        occurred_at=passage.at or source.occurred_at + timedelta(seconds=passage.offset),
+        occurred_at=occurred_at,
+        mentions=temporal.mentioned_times(passage.text, occurred_at, zone),
         embedding=vector,
         sentence_embeddings=list(sentences),
     )
@@ -486,7 +493,7 @@ def _chunks_upsert(rows: list[Chunk]) -> None:
             rows,
             update_conflicts=True,
             unique_fields=["source", "ordinal"],
-            update_fields=["text", "anchor", "occurred_at", "embedding", "sentence_embeddings"],
+            update_fields=["text", "anchor", "occurred_at", "mentions", "embedding", "sentence_embeddings"],
         )
         # With DEBUG on (`make run`'s default) Django keeps the SQL of the last 9,000 statements, and
         # each of these carries 100 vectors as text: a 50 MB note's worker grew past a gigabyte.

@@ -4,6 +4,7 @@ Dates are relative to the real clock (the API reads "now" itself): each note is 
 time a few days back, and the expected range is computed the same way the parser is specified.
 """
 
+import importlib
 from datetime import date, datetime, time, timedelta
 from zoneinfo import ZoneInfo
 
@@ -13,7 +14,7 @@ from django.utils import timezone
 
 from accounts.models import User
 from chat.selectors import OWNER_TERMS
-from ingestion.models import Source
+from ingestion.models import Chunk, Source
 from ingestion.pipeline import job_process
 from ingestion.services import note_create
 from tests.factories import ApiClient, assert_error, make_user
@@ -307,3 +308,60 @@ def test_a_note_answered_by_one_of_its_sentences_comes_before_notes_merely_about
     )
 
     assert source_ids(api.get("/search", q="When did I mend the puncture on the bicycle?"))[0] == saturday
+
+
+def test_a_range_finds_the_note_written_weeks_before_that_names_its_days(berliner: User, api: ApiClient) -> None:
+    # People write down plans when they hear of them: this 1:1 note is dated five weeks before November.
+    told = add_note(
+        berliner,
+        "1:1 with Priya. She's off 2-6 Nov, so Marcus signs things off while she's away.",
+        local(date(2025, 10, 1)),
+    )
+    add_note(berliner, "Priya signs things off for the new vendor contracts.", local(date(2025, 10, 2)))
+    in_november = add_note(berliner, "Team lunch at the Thai place, Priya's leaving do.", local(date(2025, 11, 20)))
+
+    body = api.get("/search", q="Who signs things off while Priya is away in November 2025?").json()
+
+    # The range shown is still November; of the October notes only the one naming its days is read.
+    assert body["date_range"]["since"] == "2025-11-01T00:00:00+01:00"
+    assert [result["source_id"] for result in body["results"]] == [told, in_november]
+
+
+def test_a_range_no_note_is_dated_in_searches_everything_though_a_note_names_its_days(
+    berliner: User, api: ApiClient
+) -> None:
+    yesterday = today() - timedelta(days=1)
+    answer = add_note(
+        berliner,
+        "Femi moves out at the weekend: his last night in the old place is the Friday.",
+        local(today() - timedelta(days=10)),
+    )
+    names_yesterday = add_note(
+        berliner, f"The bin collection moves to {yesterday.day} {yesterday:%B %Y}.", local(today() - timedelta(days=20))
+    )
+
+    # "last night" reads as yesterday, when no note is dated: a misreading, searched as if it named no time.
+    body = api.get("/search", q="When is Femi's last night in his old place?").json()
+
+    assert body["date_range"] is None
+    assert [result["source_id"] for result in body["results"]] == [answer, names_yesterday]
+
+
+def test_notes_stored_before_their_days_were_read_have_them_read_by_the_migration(
+    berliner: User, api: ApiClient
+) -> None:
+    from django.apps import apps
+
+    told = add_note(berliner, "Dentist on 12 Nov 2025 about the cracked filling.", local(date(2025, 10, 1)))
+    add_note(berliner, "Cracked filling feels fine, no dentist needed.", local(date(2025, 10, 2)))
+    add_note(berliner, "Bought a new electric toothbrush.", local(date(2025, 11, 20)))
+    Chunk.objects.update(mentions=None)  # as 0019 found them
+    question = "When is the dentist about the cracked filling in November 2025?"
+    assert told not in source_ids(api.get("/search", q=question))
+
+    importlib.import_module("ingestion.migrations.0019_chunk_mentions").read_mentions(apps, None)
+
+    body = api.get("/search", q=question).json()
+    assert body["date_range"]["since"] == "2025-11-01T00:00:00+01:00"
+    assert [result["source_id"] for result in body["results"]][0] == told
+    assert sorted(len(chunk.mentions or ()) for chunk in Chunk.objects.all()) == [0, 0, 1]

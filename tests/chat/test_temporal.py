@@ -6,7 +6,7 @@ from zoneinfo import ZoneInfo
 import pytest
 
 from accounts.models import zone_named
-from chat.temporal import DateRange, describe, interpret, with_dates
+from chat.temporal import DateRange, describe, interpret, mentioned, with_dates
 
 BERLIN = ZoneInfo("Europe/Berlin")
 LOS_ANGELES = ZoneInfo("America/Los_Angeles")
@@ -288,3 +288,25 @@ def test_a_question_without_a_time_that_asks_ahead_stays_semantic() -> None:
 def test_a_weekday_written_with_its_whole_date_is_not_read_again() -> None:
     text = "Dentist appointment\nMonday 7 December 2026, 10:30–11:00"
     assert with_dates(text, date(2026, 11, 27)) == text
+
+
+@pytest.mark.parametrize(
+    ("text", "said_on", "days"),
+    [
+        # A date without its year is the nearer reading: a plan written weeks before, an event told after.
+        ("1:1 w Priya - she's off 2-6 Nov", date(2026, 10, 6), [(date(2026, 11, 2), date(2026, 11, 7))]),
+        ("Back from Lisbon, 2-6 Nov was lovely", date(2026, 12, 1), [(date(2026, 11, 2), date(2026, 11, 7))]),
+        ("From November the sessions move indoors", date(2026, 10, 20), [(date(2026, 11, 1), date(2026, 12, 1))]),
+        ("Last Friday I finally rang the bank", date(2026, 11, 25), [(date(2026, 11, 20), date(2026, 11, 21))]),
+        (
+            "Dentist tmrw, Thurs 9.40am w Dr Keane",
+            date(2026, 11, 24),
+            [(date(2026, 11, 25), date(2026, 11, 26)), (date(2026, 11, 26), date(2026, 11, 27))],
+        ),
+        ("see you on Friday", date(2026, 11, 20), []),  # the last Friday or the next: left out
+        ("This year I want to run a marathon", date(2026, 3, 1), []),  # too many days to be found by
+        ("I ran 5k in 25 minutes", date(2026, 3, 1), []),
+    ],
+)
+def test_a_passage_keeps_the_days_it_speaks_of(text: str, said_on: date, days: list[tuple[date, date]]) -> None:
+    assert mentioned(text, said_on) == days
