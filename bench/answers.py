@@ -434,9 +434,9 @@ def regrade(paths: list[Path], *, sweep: bool = False, ablate: bool = False, log
             f"{(text if not by else record['model_answer'])[:90]!r} (ref {record['reference'][:50]!r})"
         )
     if ablate:
-        for label, subset in ablations():
+        for label, options in ablations():
             for half, mine in _halves(records).items():
-                verdicts = [recheck(record, answer_checks=subset) for record in mine]
+                verdicts = [recheck(record, **options) for record in mine]
                 log(f"  {label:<22} {half:<8} | " + _regrade_figures(mine, verdicts))
     if not sweep:
         return
@@ -454,29 +454,24 @@ def _halves(records: list[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
     return {half: [record for record in records if record["sample_id"] in ids] for half, ids in HALVES.items()}
 
 
-def ablations() -> list[tuple[str, tuple[Any, ...]]]:
-    """The checks as the app asks them, each left out in turn, the detail check reading every source (as it
-    did before 2026-12-01), and none of them: (label, checks)."""
+def ablations() -> list[tuple[str, dict[str, Any]]]:
+    """The answer as the app checks it, each check left out in turn, variants of the detail check (reading
+    every source, as before 2026-12-01; reading only the cited passages; a word counting as present when one
+    as close in meaning is), and no checks:
+    (label, `recheck`'s keyword arguments)."""
     from chat.checks import CHECKS, Check, detail
 
-    anywhere = Check("detail", functools.partial(detail, within_source=False))
-    cited = Check("detail", functools.partial(detail, within_cited=True))
+    def with_detail(**options: Any) -> dict[str, Any]:
+        variant = Check("detail", functools.partial(detail, **options))
+        return {"answer_checks": tuple(variant if c.name == "detail" else c for c in CHECKS)}
+
     return [
-        ("all checks", CHECKS),
-        *((f"without {left.name}", tuple(c for c in CHECKS if c is not left)) for left in CHECKS),
-        ("detail in any source", tuple(anywhere if c.name == "detail" else c for c in CHECKS)),
-        ("detail in the cited passages", tuple(cited if c.name == "detail" else c for c in CHECKS)),
-        *(
-            (
-                f"detail, a word as close as {level}",
-                tuple(
-                    Check("detail", functools.partial(detail, similar=level)) if c.name == "detail" else c
-                    for c in CHECKS
-                ),
-            )
-            for level in (0.45, 0.55, 0.65)
-        ),
-        ("no checks", ()),
+        ("all checks", {"answer_checks": CHECKS}),
+        *((f"without {left.name}", {"answer_checks": tuple(c for c in CHECKS if c is not left)}) for left in CHECKS),
+        ("detail in any source", with_detail(within_source=False)),
+        ("detail in the cited passages", with_detail(within_cited=True)),
+        *((f"detail, a word as close as {level}", with_detail(similar=level)) for level in (0.45, 0.55, 0.65)),
+        ("no checks", {"answer_checks": ()}),
     ]
 
 

@@ -229,13 +229,13 @@ def regrade(path: Path, *, ablate: bool = False, log: Any = print) -> None:
     records = json.loads(path.read_text())
     runs = ablations() if ablate else ablations()[:1]
     log(f"{path.name}: {len(records)} answers, pass rate tune / confirm")
-    for label, subset in runs:
+    for label, options in runs:
         rates = {}
         for half in ("tune", "confirm"):
             mine = [record for record in records if asked[record["id"]].half == half]
             passed = 0
             for record in mine:
-                verdict = recheck(record, answer_checks=subset)
+                verdict = recheck(record, **options)
                 cited = [passage["source_title"] for passage in verdict.cited]
                 answer = Answer(asked[record["id"]], text=verdict.text, abstained=verdict.abstained, cited=cited)
                 passed += passes(answer, answer.question.rule, titles)

@@ -273,11 +273,11 @@ def regrade(path: Path, *, ablate: bool = False, log: Callable[[str], None] = pr
     setup_django()
     records: list[dict[str, Any]] = json.loads(path.read_text())
     log(f"{path.name}: {len(records)} answers")
-    for label, subset in ablations() if ablate else ablations()[:1]:
+    for label, options in ablations() if ablate else ablations()[:1]:
         for half in ("tune", "confirm"):
             rows = []
             for record in (record for record in records if record["half"] == half):
-                verdict = recheck(record, answer_checks=subset)
+                verdict = recheck(record, **options)
                 cited = [passage["text"] for passage in verdict.cited]
                 rows.append(Answered(Asked(record["article"], record["question"], tuple(record["golds"])),
                                      verdict.text, verdict.abstained, cited))  # fmt: skip
