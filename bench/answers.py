@@ -455,9 +455,8 @@ def _halves(records: list[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
 
 
 def ablations() -> list[tuple[str, dict[str, Any]]]:
-    """The answer as the app checks it, each check left out in turn, variants of the detail check (reading
-    every source, as before 2026-12-01; reading only the cited passages; a word counting as present when one
-    as close in meaning is), and no checks:
+    """The answer as the app checks it, each check left out in turn, the detail check reading every source
+    (as before 2026-12-01), and no checks:
     (label, `recheck`'s keyword arguments)."""
     from chat.checks import CHECKS, Check, detail
 
@@ -469,8 +468,6 @@ def ablations() -> list[tuple[str, dict[str, Any]]]:
         ("all checks", {"answer_checks": CHECKS}),
         *((f"without {left.name}", {"answer_checks": tuple(c for c in CHECKS if c is not left)}) for left in CHECKS),
         ("detail in any source", with_detail(within_source=False)),
-        ("detail in the cited passages", with_detail(within_cited=True)),
-        *((f"detail, a word as close as {level}", with_detail(similar=level)) for level in (0.45, 0.55, 0.65)),
         ("no checks", {"answer_checks": ()}),
     ]
 

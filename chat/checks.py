@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import NamedTuple
 
-from chat.grounding import SENTENCE, STOPWORDS, WORD, cited_numbers, content_words, without_markers
+from chat.grounding import SENTENCE, STOPWORDS, WORD, content_words, without_markers
 from chat.intent import FACT, LIST, SUMMARY
 from ingestion.chunking import line_units
 from ingestion.embeddings import embed_texts
@@ -487,15 +487,13 @@ def missing_details(
     common: int = DETAIL_COMMON_WORDS,
     min_coverage: float = DETAIL_MIN_COVERAGE,
     within_source: bool = True,
-    within_cited: bool = False,
-    similar: float | None = None,
 ) -> list[str]:
     """The rare words of `question` that none of `passages` has, when a passage line speaks to `answer`.
 
     With `within_source`, only the passages of the source that line is in count, for the rare words
     and the stances alike (a passage's first line is its source's title): "the password for the sauna"
     answered from the home network's note is answered about another thing, though the trip's note says
-    its hotel has a sauna. With `within_cited`, only the passages the answer cites count ([n] is the n-th).
+    its hotel has a sauna.
 
     Rare: not among the `common` most common English words. Names, dates, numbers and the words in
     a verb's place (after a name or pronoun, after "to", or ending in -ing/-ed: "did Tim *mention*",
@@ -512,10 +510,7 @@ def missing_details(
     best_score, _, _ = _best_line(answer_key, question_key, tuple(passages))
     if best_score < min_coverage:
         return []
-    cited = [passages[number - 1] for number in cited_numbers(answer) if 0 < number <= len(passages)]
-    if within_cited and cited:
-        passages = cited
-    elif within_source:
+    if within_source:
         # The source of what the answer adds to the question: an answer that restates "the password for the
         # sauna" matches the trip's note as well as the one its password is from.
         told = answer_key - question_key or answer_key
@@ -527,8 +522,6 @@ def missing_details(
         for word in _salient_words(question, names)
         if ranks.get(word, len(ranks)) >= common and not _has_word(word, available)
     ]
-    if rare and similar is not None:
-        rare = [word for word in rare if _nearest_word(word, available) < similar]
     text = " ".join(passages)
     stances = [stance for stance, spelt in _STANCES.items() if spelt.search(question) and not spelt.search(text)]
     return rare + stances
@@ -568,16 +561,6 @@ def _salient_words(question: str, names: set[str]) -> list[str]:
                 if part not in result:
                     result.append(part)
     return result
-
-
-def _nearest_word(word: str, available: set[str]) -> float:
-    """The closest in meaning of `available`'s words to `word` (cosine of their embeddings): "technician" to
-    "mechanic" 0.58, "ibuprofen" to "medication" 0.47, "wifi" to "sauna" 0.16."""
-    others = sorted(other for other in available if len(other) > 2 and other not in STOPWORDS)
-    if not others:
-        return 0.0
-    vectors = embed_texts([word, *others])
-    return float((vectors[1:] @ vectors[0]).max())
 
 
 def _has_word(word: str, available: set[str]) -> bool:
@@ -637,8 +620,6 @@ def detail(
     common: int = DETAIL_COMMON_WORDS,
     min_coverage: float = DETAIL_MIN_COVERAGE,
     within_source: bool = True,
-    within_cited: bool = False,
-    similar: float | None = None,
 ) -> str | None:
     missing = missing_details(
         question,
@@ -647,8 +628,6 @@ def detail(
         common=common,
         min_coverage=min_coverage,
         within_source=within_source,
-        within_cited=within_cited,
-        similar=similar,
     )
     if missing:
         return f"The passages never mention {', '.join(repr(word) for word in missing)}."

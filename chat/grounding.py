@@ -52,11 +52,6 @@ def without_markers(text: str) -> str:
     return _MARKER.sub("", text)
 
 
-def cited_numbers(text: str) -> list[int]:
-    """The numbers of the `[n]` markers in `text`, in order."""
-    return [int(number) for number in _MARKER.findall(text)]
-
-
 def content_words(text: str) -> set[str]:
     return {word for word in WORD.findall(text.lower()) if word not in STOPWORDS}
 
