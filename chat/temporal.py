@@ -24,6 +24,7 @@ Conventions, where English is ambiguous:
   the first one not yet over: people ask of their plans as they ask of their past.
 """
 
+import functools
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -339,6 +340,8 @@ _RULES = [
     _rule(_YEAR, _year, needs_introducer=True),
 ]  # fmt: skip
 
+_RULE_ORDER = {id(rule): order for order, rule in enumerate(_RULES)}  # at one place, the earlier rule wins
+
 # Expressions that count from the day they are said ("yesterday", "two weeks ago", "last month");
 # a weekday counts only with "last" or "past" before it ("on Friday" may be the coming one).
 _RELATIVE = _RULES[:7]
@@ -390,15 +393,21 @@ def _introduced(text: str, start: int) -> bool:
     return bool(words) and words[-1].lower() in _INTRODUCERS
 
 
-def _expressions(text: str, today: date, *, ahead: bool = False) -> list[_Found]:
-    """Non-overlapping time expressions, leftmost first and, at one place, the longest."""
-    candidates = [
-        _Found(match.start(), match.end(), rule, match, ahead)
+@functools.lru_cache(maxsize=16)
+def _matches(text: str) -> tuple[tuple[_Rule, re.Match[str]], ...]:
+    """Every rule's matches in `text`, however they resolve: read once for a passage's two readings (`mentioned`)."""
+    return tuple(
+        (rule, match)
         for rule in _RULES
         for match in rule.pattern.finditer(text)
         if not (rule.needs_introducer and not _introduced(text, match.start())) and not _in_a_title(text, match)
-    ]
-    candidates.sort(key=lambda found: (found.start, -(found.end - found.start), _RULES.index(found.rule)))
+    )
+
+
+def _expressions(text: str, today: date, *, ahead: bool = False) -> list[_Found]:
+    """Non-overlapping time expressions, leftmost first and, at one place, the longest."""
+    candidates = [_Found(match.start(), match.end(), rule, match, ahead) for rule, match in _matches(text)]
+    candidates.sort(key=lambda found: (found.start, -(found.end - found.start), _RULE_ORDER[id(found.rule)]))
     chosen: list[_Found] = []
     for found in candidates:
         if (not chosen or found.start >= chosen[-1].end) and found.span(today) is not None:
