@@ -339,15 +339,10 @@ def _filters(
     if date_range is not None:
         # Content time is on the chunk (audio passages are offset into the recording); upload time on the source.
         target, column = (source_clauses, "created_at") if date_range.clock == "upload" else (clauses, "c.occurred_at")
-        bounds = []
-        if date_range.since is not None:
-            bounds.append(f"{column} >= %(since)s")
-            params["since"] = date_range.since
-        if date_range.until is not None:
-            bounds.append(f"{column} < %(until)s")
-            params["until"] = date_range.until
+        params |= {"since": date_range.since, "until": date_range.until}
+        bounds = [f"{column} >= %(since)s"] if date_range.since is not None else []
+        bounds += [f"{column} < %(until)s"] if date_range.until is not None else []
         if mentions and bounds and date_range.clock == "content":
-            params |= {"since": date_range.since, "until": date_range.until}
             bounds = [f"({' AND '.join(bounds)} OR {_MENTIONED.format(since='since', until='until')})"]
         target.extend(bounds)
     if source_clauses:

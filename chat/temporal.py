@@ -627,11 +627,8 @@ def mentioned(text: str, said_on: date) -> list[Span]:
             span = min(span, other.span, key=lambda candidate: _distance(candidate, said_on))
         spans.append(span)
     spans += [piece.span for piece in coming.values()]  # "in two weeks", read only as what is to come
-    for pattern, resolve in _AHEAD:  # "Fri 28th", "Thurs 9.40am": how people jot down what is to come
-        for match in pattern.finditer(text):
-            when = resolve(match.groupdict(), said_on)
-            if when is not None and not _in_a_title(text, match):
-                spans.append(_unit_span(when, "day"))
+    # "Fri 28th", "Thurs 9.40am": how people jot down what is to come.
+    spans += [_unit_span(when, "day") for _, _, when in _days_ahead_in(text, said_on)]
     return sorted({span for span in spans if (span[1] - span[0]).days <= MENTION_MAX_DAYS})
 
 
@@ -736,13 +733,19 @@ def _month_shift(day: date, months: int) -> tuple[int, int]:
     return index // 12, index % 12 + 1
 
 
-def _with_dates_ahead(text: str, said_on: date) -> str:
+def _days_ahead_in(text: str, said_on: date) -> list[tuple[int, int, date]]:
+    """Where `text` jots down a day to come (`_AHEAD`), and which day: (start, end, day), in no order."""
     found: list[tuple[int, int, date]] = []
     for pattern, resolve in _AHEAD:
         for match in pattern.finditer(text):
             when = resolve(match.groupdict(), said_on)
-            if when is not None and not text[match.end() :].startswith(" (") and not _in_a_title(text, match):
+            if when is not None and not _in_a_title(text, match):
                 found.append((match.start(), match.end(), when))
+    return found
+
+
+def _with_dates_ahead(text: str, said_on: date) -> str:
+    found = [(start, end, when) for start, end, when in _days_ahead_in(text, said_on) if text[end:][:2] != " ("]
     out, done = [], 0
     for start, end, when in sorted(found):
         if start >= done:
