@@ -160,6 +160,7 @@ class Intent:
     shape: str = FACT  # for a question: FACT, LIST or SUMMARY
     source_kind: str | None = None  # "pdf", "audio", "image", "url" when it points at a source by its kind ("the PDF")
     order: "Order | None" = None  # "what was the last thing I wrote down?": a listing by order
+    page: int | None = None  # "what's on page 9 of the PDF?": a PDF's page, numbered as its citations show it
 
 
 @dataclass(frozen=True)
@@ -176,11 +177,25 @@ def read(message: str, previous: tuple[str, str] | None = None) -> Intent:
     acts = conversation_acts(message)
     if acts:
         return Intent(CONVERSATION, acts=acts)
-    kind, order = source_kind_of(message), order_of(message)
+    kind, order, page = source_kind_of(message), order_of(message), page_of(message)
+    if page is not None:  # a page is a PDF's; the question's shape is read without it ("what is page 4 about?")
+        kind, shape = kind or "pdf", shape_of(_PAGE.sub(" ", message))
+    else:
+        shape = shape_of(message)
     if previous is not None and is_follow_up(message):
         search = standalone(message, *previous)
-        return Intent(QUESTION, search=search, follow_up=True, shape=shape_of(message), source_kind=kind, order=order)
-    return Intent(QUESTION, search=message, shape=shape_of(message), source_kind=kind, order=order)
+        return Intent(QUESTION, search=search, follow_up=True, shape=shape, source_kind=kind, order=order, page=page)
+    return Intent(QUESTION, search=message, shape=shape, source_kind=kind, order=order, page=page)
+
+
+# A PDF's page as people name it after reading a citation ("page 4"): "on page 9", "page 12 of the report", "p. 3".
+_PAGE = re.compile(r"(?:\b(?:on|from|in|at)\s+)?\b(?:page|pg\.?|p\.)\s*(?P<page>\d{1,4})\b", re.IGNORECASE)
+
+
+def page_of(question: str) -> int | None:
+    """The page of a PDF the question names, or None."""
+    found = _PAGE.search(question)
+    return int(found["page"]) if found and int(found["page"]) > 0 else None
 
 
 # The newest or the oldest of what is kept, asked for and nothing else: "what was the last thing I wrote

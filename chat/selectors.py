@@ -508,21 +508,25 @@ def sources_in(
     return _hits(_LISTING_SQL.format(filters=filters, order=order), params | {"k": k})
 
 
-def source_passages(*, owner_id: int, source_id: int, k: int) -> list[Hit]:
-    """The first `k` passages of one of the owner's sources, in reading order (a summary reads it whole).
+def source_passages(*, owner_id: int, source_id: int, k: int, page: int | None = None) -> list[Hit]:
+    """The first `k` passages of one of the owner's sources (or of one page of it), in reading order (a
+    summary reads it whole).
 
     The caller chose the source, from a search's hits or `ingestion.selectors.source_get` (which
     decide whether a private one may be read).
     """
-    sql = """
+    sql = f"""
         SELECT c.id, c.source_id, s.title, s.kind, c.text, 0.0, 0.0, 0.0, c.occurred_at, c.anchor, s.private,
                c.ordinal
         FROM ingestion_chunk c JOIN ingestion_source s ON s.id = c.source_id
-        WHERE c.owner_id = %(owner)s AND c.source_id = %(source)s
+        WHERE c.owner_id = %(owner)s AND c.source_id = %(source)s {"" if page is None else _ON_PAGE}
         ORDER BY c.ordinal
         LIMIT %(k)s
     """
-    return _hits(sql, {"owner": owner_id, "source": source_id, "k": k})
+    return _hits(sql, {"owner": owner_id, "source": source_id, "k": k, "page": page})
+
+
+_ON_PAGE = "AND c.anchor @> jsonb_build_object('page', %(page)s::int)"
 
 
 @dataclass(frozen=True)

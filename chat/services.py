@@ -545,7 +545,8 @@ def _retrieve(*, turn: _Turn, user: User, ignore_dates: bool) -> Retrieval:
     """The passages for the question. One about a selection reads the selection's passages and their
     neighbours (`selectors.selection_passages`). One that points at a source by its kind ("summarize the PDF", "what
     did I say in my last voice memo?") searches only that kind of source — and when it names nothing else
-    to look for, reads the newest of them from its start."""
+    to look for, reads the newest of them from its start. One that names a PDF's page ("what is page 9
+    about?") reads that page of the newest PDF that has it."""
     assert turn.intent is not None
     if turn.selection is not None:
         hits = selectors.selection_passages(owner_id=user.pk, selection=turn.selection)
@@ -557,8 +558,14 @@ def _retrieve(*, turn: _Turn, user: User, ignore_dates: bool) -> Retrieval:
         return Retrieval(mode="temporal", date_range=everything, hits=[], label=label)
     kind, k, private = turn.intent.source_kind, turn.context_passages, turn.include_private
     ready = sources_searchable(owner=user, include_private=private).filter(kind=kind, status=Source.Status.READY)
+    page = turn.intent.page
+    if page is not None:  # "what's on page 9 of the paper?": the newest PDF that has the page, that page read
+        ready = ready.filter(chunks__anchor__page=page).distinct()
     newest = ready.order_by("-created_at", "-id").first() if kind else None
     query = turn.intent.search
+    if newest is not None and page is not None:
+        hits = selectors.source_passages(owner_id=user.pk, source_id=newest.pk, k=k, page=page)
+        return Retrieval(mode="semantic", date_range=None, hits=hits, query=query, pointed=True)
     if newest is None:
         return selectors.retrieve(owner=user, query=query, k=k, ignore_dates=ignore_dates, include_private=private)
     if intent.names_a_topic(turn.question.content):
@@ -1077,6 +1084,7 @@ def _trace(
         "date_range": _range_payload(retrieval) if retrieval else None,
         "query": retrieval.query if retrieval else "",
         "source_kind": turn.intent.source_kind if turn.intent is not None else None,
+        "page": turn.intent.page if turn.intent is not None else None,
         "pointed": retrieval.pointed if retrieval else False,
         "include_private": turn.include_private,
         "timings": turn.timings,

@@ -380,6 +380,47 @@ def test_summarize_the_pdf_reads_the_newest_pdf_from_its_start_and_no_one_elses(
     assert trace["source_kind"] == "pdf" and trace["pointed"] and trace["shape"] == intent.SUMMARY
 
 
+@pytest.mark.parametrize(
+    ("question", "page", "shape"),
+    [
+        ("What is the paper on page 9 about?", 9, intent.SUMMARY),
+        ("What does page 2 of the PDF say about the STS?", 2, intent.FACT),
+        ("Summarize p. 3", 3, intent.SUMMARY),
+        ("What's the page count of the report?", None, intent.FACT),
+        ("How many steps 3 times a day?", None, intent.FACT),
+    ],
+)
+def test_a_question_can_name_a_page(question: str, page: int | None, shape: str) -> None:
+    read = intent.read(question)
+    assert (read.page, read.shape) == (page, shape)
+    if page is not None:  # a page is a PDF's
+        assert read.source_kind == "pdf"
+
+
+def test_a_page_named_is_read_from_the_newest_pdf_that_has_it(
+    celery_worker: None, scripted_model: ScriptedModel
+) -> None:
+    user, other = make_user("page-reader"), make_user("page-neighbour")
+    api = ApiClient.for_user(user)
+    processed(api, "register.pdf", (PDFS / "federal-register-three-columns.pdf").read_bytes())  # 4 pages
+    processed(api, "lorem.pdf", (PDFS / "multicolumn_latex_two_column_lorem.pdf").read_bytes())  # 3, the newest
+    processed(ApiClient.for_user(other), "otsl.pdf", (PDFS / "academic_arxiv2305.03393_page9.pdf").read_bytes())
+    scripted_model.script = Script(tokens=["It lists EU countries [1]."])
+
+    done = events_of(user=user, question="What is on page 3 of the PDF?")[-1]
+    system = scripted_model.script.bodies[-1]["messages"][0]["content"]  # type: ignore[index]
+    assert "Table 1: EU Countries" in system and "Two-Column Document" not in system and "Federal" not in system
+    assert {citation["anchor"].get("page") for citation in done["citations"]} == {3}, done["citations"]
+
+    # Only the register has a fourth page: that page, the sweep of the trim actuator, and no other.
+    scripted_model.script = Script(tokens=["It describes the sweep of the actuator [1]."])
+    done = events_of(user=user, question="What is the paper on page 4 about?")[-1]
+    system = scripted_model.script.bodies[-1]["messages"][0]["content"]  # type: ignore[index]
+    assert "The sweep is done with the actuator" in " ".join(system.split()) and "Request To Allow" not in system
+    trace = Message.objects.get(pk=done["message_id"]).trace
+    assert trace["page"] == 4 and trace["pointed"] and trace["shape"] == intent.SUMMARY
+
+
 def test_a_question_about_something_in_the_pdf_searches_only_pdfs(
     celery_worker: None, scripted_model: ScriptedModel
 ) -> None:
