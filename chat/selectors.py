@@ -486,7 +486,7 @@ def recent(
 ) -> list[Hit]:
     """The owner's passages in the range, newest (or oldest) first on the range's clock: no text to match, only time."""
     visible = _visible(owner_id=owner_id, include_private=include_private)
-    filters, params = _filters(visible=visible, date_range=date_range, kind=kind)
+    filters, params = _filters(visible=visible, date_range=date_range, kind=kind, mentions=RANKING["mentions"] > 0)
     order = "s.created_at" if date_range is not None and date_range.clock == "upload" else "c.occurred_at"
     order += " ASC" if oldest_first else " DESC"
     return _hits(_RECENT_SQL.format(filters=filters, order=order), params | {"k": k})
@@ -501,9 +501,10 @@ def sources_in(
     kind: str | None = None,
     include_private: bool = False,
 ) -> list[Hit]:
-    """The owner's sources in the range, newest (or oldest) first on its clock, each by its first passage there."""
+    """The owner's sources in the range, newest (or oldest) first on its clock, each by its first passage there
+    (on content time, a passage written before or after that speaks of the range's days is there too)."""
     visible = _visible(owner_id=owner_id, include_private=include_private)
-    filters, params = _filters(visible=visible, date_range=date_range, kind=kind)
+    filters, params = _filters(visible=visible, date_range=date_range, kind=kind, mentions=RANKING["mentions"] > 0)
     order = ("created_at" if date_range.clock == "upload" else "occurred_at") + (" ASC" if oldest_first else " DESC")
     return _hits(_LISTING_SQL.format(filters=filters, order=order), params | {"k": k})
 

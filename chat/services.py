@@ -332,6 +332,7 @@ async def _listing_stream(*, turn: _Turn, user: User) -> AsyncIterator[Event]:
     that asks for the newest or oldest of them ("what was the last thing I wrote down?")."""
     retrieval = turn.retrieval
     assert retrieval is not None and retrieval.date_range is not None
+    date_range = retrieval.date_range
     order = turn.intent.order if turn.intent is not None else None
     hits = await _step(selectors.sources_in)(
         owner_id=user.pk,
@@ -358,7 +359,7 @@ async def _listing_stream(*, turn: _Turn, user: User) -> AsyncIterator[Event]:
     if order is not None and not hits:
         text = "There is nothing in your notes yet."
     else:
-        text = _listing_text(retrieval.label, hits, zone=user.zone)
+        text = _listing_text(retrieval.label, hits, zone=user.zone, date_range=date_range)
     listed = grounding.Grounded(text, list(range(1, len(hits) + 1)), {})
     message = await _step(_answer_store)(
         turn=turn, text=text, hits=hits, abstained=not hits, grounded=listed if hits else None
@@ -370,21 +371,31 @@ async def _listing_stream(*, turn: _Turn, user: User) -> AsyncIterator[Event]:
     yield _done(message, citations)
 
 
-def _listing_text(label: str, hits: list[Hit], *, zone: tzinfo) -> str:
-    """ "Added on 25 November 2026 — 2 sources:" and a line for each: its title, its date, how it opens."""
+def _listing_text(label: str, hits: list[Hit], *, zone: tzinfo, date_range: temporal.DateRange) -> str:
+    """ "Added on 25 November 2026 — 2 sources:" and a line for each: its title, its date, how it opens
+    (or, for a note written on another day, the line that speaks of the range's days)."""
     if not hits:
         return f"Nothing in your notes is from that time ({label[0].lower() + label[1:]})."
     lines = [f"{label} — {len(hits)} source{'' if len(hits) == 1 else 's'}:", ""]
+    since, until = (
+        moment.astimezone(zone).date() if moment else None for moment in (date_range.since, date_range.until)
+    )
     for number, hit in enumerate(hits, start=1):
         if "when" in hit.anchor:  # a calendar's event: its time, then what and where
             lines.append(f"- **{hit.source_title}** ({hit.anchor['when']}): {_event_opening(hit.text)} [{number}]")
             continue
+        written = hit.occurred_at.astimezone(zone).date()
+        speaking = None
+        if date_range.clock == "content" and not (
+            (since is None or since <= written) and (until is None or written < until)
+        ):
+            speaking = temporal.speaking_of(hit.text, written, since, until)
         # A typed note's first line is its title: the opening shown after the title starts after it.
-        body = hit.text.lstrip("# \n")
+        body = speaking or hit.text.lstrip("# \n")
         body = body[len(hit.source_title) :] if body.startswith(hit.source_title) else body
         words = body.split() or hit.text.split()
         opening = " ".join(words[:14]) if len(words) <= 14 else " ".join(words[:14]).rstrip(".,;:!?") + "…"
-        when = [temporal.day_label(hit.occurred_at.astimezone(zone).date())]
+        when = [("written " if speaking else "") + temporal.day_label(written)]
         if (where := anchor_label(hit.anchor)) and where != hit.source_title:
             when.append(where)
         lines.append(f"- **{hit.source_title}** ({', '.join(when)}): {opening} [{number}]")

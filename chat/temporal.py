@@ -632,6 +632,21 @@ def mentioned(text: str, said_on: date) -> list[Span]:
     return sorted({span for span in spans if (span[1] - span[0]).days <= MENTION_MAX_DAYS})
 
 
+def speaking_of(text: str, said_on: date, since: date | None, until: date | None) -> str | None:
+    """The first line of `text` (the sentence, in a long one) that speaks of a day in [since, until), as
+    `mentioned` reads it from `said_on`: what a listing of those days shows of a note written before them."""
+    for line in text.splitlines():
+        for sentence in _SENTENCE_END.split(line) if len(line.split()) > 20 else [line]:
+            if any(
+                (until is None or a < until) and (since is None or since < b) for a, b in mentioned(sentence, said_on)
+            ):
+                return sentence.strip()
+    return None
+
+
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
+
+
 def mentioned_times(text: str, at: datetime, zone: ZoneInfo) -> list[tuple[datetime, datetime]]:
     """`mentioned` for a passage dated `at`, as half-open ranges between local midnights in `zone`."""
     return [

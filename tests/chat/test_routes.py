@@ -474,3 +474,31 @@ def test_the_last_or_the_oldest_thing_written_is_listed_without_the_model(
     assert events_of(user=make_user("newcomer"), question="What was the last thing I wrote down?")[-1]["answer"] == (
         "There is nothing in your notes yet."
     )
+
+
+def test_a_listing_of_days_to_come_shows_the_note_that_speaks_of_them(
+    celery_worker: None, scripted_model: ScriptedModel
+) -> None:
+    user = make_user("planner-of-notes")
+    api = ApiClient.for_user(user)
+    today = timezone.now().date()
+    away = today + timedelta(days=6)
+    for title, text, written in [
+        ("1:1 with Priya", f"Roadmap review went fine.\nPriya is off on {away.day} {away:%B}, Ben covers approvals.", 3),
+        ("Boiler", "Boiler serviced, all fine.", 1),
+        ("Diary", f"Went to the cinema on {(today - timedelta(days=5)).day} {today - timedelta(days=5):%B}.", 2),
+    ]:
+        when = (timezone.now() - timedelta(days=written)).isoformat()
+        job = api.post("/notes", {"title": title, "text": text, "occurred_at": when}).json()["job_id"]
+        assert api.wait_for_job(job)["status"] == "done"
+
+    done = events_of(user=user, question="What's on in the next 10 days?")[-1]
+
+    assert [citation["source_title"] for citation in done["citations"]] == ["1:1 with Priya"], done["answer"]
+    # The line that speaks of the day, not the note's opening; and when it was written.
+    assert f"Priya is off on {away.day} {away:%B}, Ben covers approvals" in done["answer"], done["answer"]
+    assert "Roadmap review" not in done["answer"] and "(written " in done["answer"]
+    assert scripted_model.script.requests == 0
+    # Written on one day and speaking of another: a listing of the day it was written still shows it whole.
+    written = events_of(user=user, question="What did I note down 3 days ago?")[-1]
+    assert "Roadmap review went fine" in written["answer"], written["answer"]
