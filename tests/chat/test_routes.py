@@ -484,7 +484,11 @@ def test_a_listing_of_days_to_come_shows_the_note_that_speaks_of_them(
     today = timezone.now().date()
     away = today + timedelta(days=6)
     for title, text, written in [
-        ("1:1 with Priya", f"Roadmap review went fine.\nPriya is off on {away.day} {away:%B}, Ben covers approvals.", 3),
+        (
+            "1:1 with Priya",
+            f"Roadmap review went fine.\nPriya is off on {away.day} {away:%B}, Ben covers approvals.",
+            3,
+        ),
         ("Boiler", "Boiler serviced, all fine.", 1),
         ("Diary", f"Went to the cinema on {(today - timedelta(days=5)).day} {today - timedelta(days=5):%B}.", 2),
     ]:
