@@ -18,6 +18,7 @@ asked. Reported:
     python -m bench answers --categories 5 --per-category 1000 # every category-5 question (237)
     python -m bench answers --person-check                     # calibrates the person check, no model
     python -m bench answers --regrade var/bench/answers-*.json # stored answers checked again by today's code
+    python -m bench answers --replay var/bench/answers-<model>.json  # the stored prompts asked again (`replayed`)
 
 An in-process run also writes every question's model answer (before the check) and the passages it
 was given to `var/bench/answers-<model>.json`; `--regrade` runs the answer checks again on those —
@@ -473,6 +474,68 @@ def ablations() -> list[tuple[str, dict[str, Any]]]:
 
 
 BEFORE_THE_MODEL = ("retrieval", "elsewhere")  # verdicts settled before the model was asked: nothing to re-check
+_CHOSEN_FOR = re.compile(r"\nThe sources were chosen for this time: (.*)\.$")
+
+
+def replayed(records: list[dict[str, Any]], *, log: Any = print) -> list[dict[str, Any]]:
+    """Each stored answer asked of the model again: its question, earlier turns and passages (as the run
+    retrieved them) in a prompt written by today's code (`chat.services.prompt_of`); the new answer and the
+    seconds to its first token in place of the old (`first_token`). Verdicts settled before the model was
+    asked are kept. A change of the instructions or of how a source is shown, measured in minutes."""
+    import asyncio
+
+    from django.conf import settings
+
+    from chat import intent, llm, services
+
+    async def answer_of(prompt: list[dict[str, str]], shape: str) -> tuple[str, float | None]:
+        factor = 1 if shape == intent.FACT else services.LONG_SHAPE_FACTOR
+        started, first, parts = time.perf_counter(), None, []
+        async for token in llm.chat_stream(prompt, max_tokens=settings.CHAT_MAX_TOKENS * factor):
+            first = first or time.perf_counter() - started
+            parts.append(token)
+        return "".join(parts), first
+
+    again = []
+    for number, record in enumerate(records, start=1):
+        if not record.get("prompt") or record["abstained_by"] in BEFORE_THE_MODEL:
+            again.append({**record, "first_token": None})
+            continue
+        shape = record.get("shape") or intent.FACT
+        chosen_for = _CHOSEN_FOR.search(record["prompt"][0]["content"])
+        prompt = services.prompt_of(
+            question=record["prompt"][-1]["content"],
+            hits=cast("list[Hit]", [Passage.of(passage) for passage in record["passages"]]),
+            history=record["prompt"][1:-1],
+            range_label=chosen_for.group(1) if chosen_for else "",
+            shape=shape,
+        )
+        answer, first_token = asyncio.run(answer_of(prompt, shape))
+        again.append(
+            {**record, "model_answer": answer, "abstained_by": "", "prompt": prompt, "first_token": first_token}
+        )
+        if number % 20 == 0:
+            log(f"  replayed {number} of {len(records)}")
+    return again
+
+
+def replay_file(path: Path, *, log: Any = print) -> Path:
+    """`replayed` on a run's stored answers, written beside them; the new file's path (to `--regrade`)."""
+    from bench.common import setup_django
+
+    setup_django()
+    from django.conf import settings
+
+    records = replayed(json.loads(path.read_text()), log=log)
+    firsts = [record["first_token"] for record in records if record.get("first_token") is not None]
+    if firsts:
+        log(
+            f"  first token p50 {statistics.median(firsts):.2f} s, p95 {percentile(firsts, 95):.2f} s ({len(firsts)} answers)"
+        )
+    stored = path.with_name(f"{path.stem}-replayed-{settings.CHAT_MODEL}.json")
+    stored.write_text(json.dumps(records, indent=1))
+    log(f"  replayed answers: {stored}")
+    return stored
 
 
 def recheck(
@@ -627,8 +690,14 @@ def main(argv: list[str] | None = None) -> None:
     )
     parser.add_argument("--sweep", action="store_true", help="with --regrade: at several support thresholds too")
     parser.add_argument("--ablate", action="store_true", help="with --regrade: each answer check left out in turn")
+    parser.add_argument(
+        "--replay", type=Path, help="ask the model again with a run's stored prompts in today's wording; then regrade"
+    )
     args = parser.parse_args(argv or [])
     categories = tuple(sorted({int(part) for part in args.categories.split(",")}))
+    if args.replay:
+        regrade([replay_file(args.replay)], ablate=args.ablate)
+        return
     if args.regrade:
         regrade(args.regrade, sweep=args.sweep, ablate=args.ablate)
         return

@@ -34,15 +34,15 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from datetime import time as clock
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any
 
-from bench.answers import BEFORE_THE_MODEL, Passage, ablations, ask_streamed, recheck, stored_answer
+from bench.answers import ablations, ask_streamed, recheck, replayed, stored_answer
 from bench.common import percentile
 from bench.connections import in_process
 from bench.locomo import PASSWORD, Api, HttpApi, _ok, wait_for_jobs
 
 if TYPE_CHECKING:
-    from chat.selectors import Hit
+    pass
 
 DATA = Path(__file__).resolve().parent.parent / "tests" / "data" / "firstweek"
 ABSTAINED = re.compile(r"couldn't find|could not find|not in your notes|nothing in your notes", re.IGNORECASE)
@@ -243,54 +243,25 @@ def regrade(path: Path, *, ablate: bool = False, log: Any = print) -> None:
         log(f"  {label:<22} {rates['tune']} / {rates['confirm']}")
 
 
-_CHOSEN_FOR = re.compile(r"\nThe sources were chosen for this time: (.*)\.$")
-
-
 def replay(path: Path, *, log: Any = print) -> None:
-    """The stored questions and passages asked again in today's prompt; the new answers judged like a run's."""
-    import asyncio
-
+    """The stored questions and passages asked again in today's prompt (`bench.answers.replayed`); the new
+    answers judged like a run's."""
     from bench.common import setup_django
 
     setup_django()
     from django.conf import settings
 
-    from chat import intent, llm, services
-
-    async def answer_of(prompt: list[dict[str, str]], shape: str) -> tuple[str, float | None]:
-        """The model's answer and the seconds to its first token."""
-        factor = 1 if shape == intent.FACT else services.LONG_SHAPE_FACTOR
-        started, first, parts = time.perf_counter(), None, []
-        async for token in llm.chat_stream(prompt, max_tokens=settings.CHAT_MAX_TOKENS * factor):
-            first = first or time.perf_counter() - started
-            parts.append(token)
-        return "".join(parts), first
-
     asked = {question.id: question for question in questions()}
     titles = {note.file: note.title for note in notes()}
     records = json.loads(path.read_text())
     results: list[tuple[Answer, bool]] = []
-    replayed: list[dict[str, Any]] = []
-    for record in records:
+    again = replayed(records, log=log)
+    for before_record, record in zip(records, again, strict=True):
         question = asked[record["id"]]
-        before = recheck(record)
+        before = recheck(before_record)
         was = passes(Answer(question, text=before.text, abstained=before.abstained,
                             cited=[p["source_title"] for p in before.cited]), question.rule, titles)  # fmt: skip
-        if record.get("prompt") and record["abstained_by"] not in BEFORE_THE_MODEL:
-            shape = record.get("shape") or intent.FACT
-            chosen_for = _CHOSEN_FOR.search(record["prompt"][0]["content"])
-            prompt = services.prompt_of(
-                question=record["prompt"][-1]["content"],
-                hits=cast("list[Hit]", [Passage.of(passage) for passage in record["passages"]]),
-                history=record["prompt"][1:-1],
-                range_label=chosen_for.group(1) if chosen_for else "",
-                shape=shape,
-            )
-            model_answer, first_token = asyncio.run(answer_of(prompt, shape))
-            record = {**record, "model_answer": model_answer, "abstained_by": "", "prompt": prompt}
-        else:
-            first_token = None
-        replayed.append(record)
+        first_token = record.get("first_token")
         verdict = recheck(record)
         answer = Answer(question, text=verdict.text, abstained=verdict.abstained,
                         cited=[p["source_title"] for p in verdict.cited], first_token=first_token,
@@ -303,7 +274,7 @@ def replay(path: Path, *, log: Any = print) -> None:
                 f"→ {record['model_answer'][:160]!r} ({verdict.by or 'answered'})")  # fmt: skip
     report(results, log=log)
     stored = path.with_name(f"{path.stem}-replayed-{settings.CHAT_MODEL}.json")
-    stored.write_text(json.dumps(replayed, indent=1))
+    stored.write_text(json.dumps(again, indent=1))
     log(f"  replayed answers: {stored} (--regrade it)")
 
 

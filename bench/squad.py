@@ -12,6 +12,7 @@ passages of the same notes are computed in the same run.
     python -m bench squad --url http://127.0.0.1:8000
     python -m bench squad --answers --per-article 10   # answers through POST /api/ask (issue 20)
     python -m bench squad --regrade var/bench/squad-<model>.json --ablate
+    python -m bench squad --replay var/bench/squad-<model>.json   # the stored prompts asked again, today's wording
 
 `--answers` asks, of each article, its first N answerable and first N unanswerable questions
 (`is_impossible`) through `POST /api/ask` and reports per half: the share of unanswerable questions
@@ -294,7 +295,15 @@ def main(argv: list[str] | None = None) -> None:
     )
     parser.add_argument("--regrade", type=Path, help="judge a run's stored answers again with today's checks")
     parser.add_argument("--ablate", action="store_true", help="with --regrade: each answer check left out in turn")
+    parser.add_argument(
+        "--replay", type=Path, help="ask the model again with a run's stored prompts in today's wording; then regrade"
+    )
     args = parser.parse_args(argv or [])
+    if args.replay:
+        from bench.answers import replay_file
+
+        regrade(replay_file(args.replay), ablate=args.ablate)
+        return
     if args.regrade:
         regrade(args.regrade, ablate=args.ablate)
         return

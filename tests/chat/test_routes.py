@@ -504,5 +504,5 @@ def test_a_listing_of_days_to_come_shows_the_note_that_speaks_of_them(
     assert "Roadmap review" not in done["answer"] and "(written " in done["answer"]
     assert scripted_model.script.requests == 0
     # Written on one day and speaking of another: a listing of the day it was written still shows it whole.
-    written = events_of(user=user, question="What did I note down 3 days ago?")[-1]
-    assert "Roadmap review went fine" in written["answer"], written["answer"]
+    that_day = events_of(user=user, question="What did I note down 3 days ago?")[-1]
+    assert "Roadmap review went fine" in that_day["answer"], that_day["answer"]
