@@ -363,8 +363,9 @@ def stored_answer(message_id: int | None) -> dict[str, Any] | None:
             for title, excerpt in message.citations.order_by("marker").values_list("source_title", "excerpt")
         ],
         "passages": [_as_shown(passage, chunks) for passage in shown if passage["chunk_id"] in chunks],
-        "prompt": message.trace.get("prompt"),  # as the model read it: `firstweek --replay` asks again
+        "prompt": message.trace.get("prompt"),  # as the model read it: `--replay` asks again
         "shape": message.trace.get("shape"),
+        "doubt": check.get("doubt"),  # how likely the model was to abstain (`chat.llm.Doubt`), where asked
     }
 
 
@@ -470,7 +471,12 @@ def ablations() -> list[tuple[str, dict[str, Any]]]:
         *((f"without {left.name}", {"answer_checks": tuple(c for c in CHECKS if c is not left)}) for left in CHECKS),
         ("detail in any source", with_detail(within_source=False)),
         ("no checks", {"answer_checks": ()}),
+        # The model's own doubt (`chat.llm.Doubt`), where the run asked for it: an answer turned away at these.
+        *((f"doubt >= {level}", {"doubt_max": level}) for level in DOUBT_LEVELS),
     ]
+
+
+DOUBT_LEVELS = (0.05, 0.1, 0.15, 0.2, 0.3, 0.4, 0.5)
 
 
 BEFORE_THE_MODEL = ("retrieval", "elsewhere")  # verdicts settled before the model was asked: nothing to re-check
@@ -480,7 +486,8 @@ _CHOSEN_FOR = re.compile(r"\nThe sources were chosen for this time: (.*)\.$")
 def replayed(records: list[dict[str, Any]], *, log: Any = print) -> list[dict[str, Any]]:
     """Each stored answer asked of the model again: its question, earlier turns and passages (as the run
     retrieved them) in a prompt written by today's code (`chat.services.prompt_of`); the new answer and the
-    seconds to its first token in place of the old (`first_token`). Verdicts settled before the model was
+    seconds to its first token in place of the old (`first_token`), and how likely it was to abstain
+    (`doubt`, `chat.llm.Doubt`). Verdicts settled before the model was
     asked are kept. A change of the instructions or of how a source is shown, measured in minutes."""
     import asyncio
 
@@ -488,13 +495,14 @@ def replayed(records: list[dict[str, Any]], *, log: Any = print) -> list[dict[st
 
     from chat import intent, llm, services
 
-    async def answer_of(prompt: list[dict[str, str]], shape: str) -> tuple[str, float | None]:
+    async def answer_of(prompt: list[dict[str, str]], shape: str) -> tuple[str, float | None, float | None]:
         factor = 1 if shape == intent.FACT else services.LONG_SHAPE_FACTOR
         started, first, parts = time.perf_counter(), None, []
-        async for token in llm.chat_stream(prompt, max_tokens=settings.CHAT_MAX_TOKENS * factor):
+        doubt = llm.Doubt(opening=services.doubt_opening())
+        async for token in llm.chat_stream(prompt, max_tokens=settings.CHAT_MAX_TOKENS * factor, doubt=doubt):
             first = first or time.perf_counter() - started
             parts.append(token)
-        return "".join(parts), first
+        return "".join(parts), first, doubt.abstain
 
     again = []
     for number, record in enumerate(records, start=1):
@@ -510,10 +518,9 @@ def replayed(records: list[dict[str, Any]], *, log: Any = print) -> list[dict[st
             range_label=chosen_for.group(1) if chosen_for else "",
             shape=shape,
         )
-        answer, first_token = asyncio.run(answer_of(prompt, shape))
-        again.append(
-            {**record, "model_answer": answer, "abstained_by": "", "prompt": prompt, "first_token": first_token}
-        )
+        answer, first_token, doubt = asyncio.run(answer_of(prompt, shape))
+        again.append({**record, "model_answer": answer, "abstained_by": "", "prompt": prompt,
+                      "first_token": first_token, "doubt": doubt})  # fmt: skip
         if number % 20 == 0:
             log(f"  replayed {number} of {len(records)}")
     return again
@@ -544,6 +551,7 @@ def recheck(
     with_question: bool = True,
     support: float | None = None,
     answer_checks: tuple[Any, ...] | None = None,
+    doubt_max: float | None = None,
 ) -> "Verdict":
     """Which check turns the stored model answer away now ("" for none), the answer as it would be shown and
     the passages it would cite.
@@ -565,6 +573,8 @@ def recheck(
         support=grounding.SUPPORT_THRESHOLD if support is None else support,
         answer_checks=answer_checks,
         shape=intent.shape_of(record["question"]),
+        doubt=record.get("doubt"),
+        doubt_max=doubt_max,
     )
     cited = [record["passages"][number - 1] for number in grounded.markers]
     by = grounded.check.get("abstained_by", "")

@@ -8,6 +8,7 @@ import asyncio
 import atexit
 import functools
 import logging
+import math
 import threading
 import time
 from collections.abc import AsyncIterator, Callable
@@ -27,6 +28,7 @@ logger = logging.getLogger(__name__)
 # Without the model's own vocabulary a token is taken to be three characters: fewer than BPE
 # vocabularies average on English, so the estimate errs towards leaving a turn out.
 CHARS_PER_TOKEN_ESTIMATE = 3
+DOUBT_ALTERNATIVES = 5  # the alternatives asked for at each token (OpenAI allows up to 20)
 BROKEN_STREAM = "The chat model's answer broke off before it was finished."
 
 
@@ -37,8 +39,50 @@ class ModelError(Exception):
         self.message = message
 
 
-async def chat_stream(messages: list[dict[str, str]], *, max_tokens: int) -> AsyncIterator[str]:
-    """Yield the answer's text as the model produces it; failures become a ModelError."""
+@dataclass
+class Doubt:
+    """How likely the model was to open its answer with the abstention sentence it was told to use, read
+    from the first tokens' log-probabilities (`chat_stream(doubt=…)`): greedy decoding writes an answer
+    when the abstention is merely less likely, and a small model's answer to what the sources do not say
+    is often a close call. None when the server gives no log-probabilities."""
+
+    opening: str  # the abstention sentence's opening, as the model would write it ("I couldn't find")
+    tokens: list[tuple[str, dict[str, float]]] = field(default_factory=list)  # (chosen, its top alternatives)
+
+    def read(self, chunk_logprobs: object) -> None:
+        """Keep the first two tokens' alternatives from a streamed chunk's `logprobs` (OpenAI's shape)."""
+        for token in getattr(chunk_logprobs, "content", None) or []:
+            if len(self.tokens) < 2:
+                alternatives = {top.token: top.logprob for top in token.top_logprobs or []}
+                self.tokens.append((token.token, alternatives | {token.token: token.logprob}))
+
+    @property
+    def abstain(self) -> float | None:
+        """P(the answer begins as the abstention does): the first token's share on the abstention's path,
+        times the second's where the model took that path (else the first alone: an upper bound)."""
+        if not self.tokens:
+            return None
+        total = 0.0
+        chosen, first = self.tokens[0]
+        for token, logprob in first.items():
+            if not token or not self.opening.startswith(token):
+                continue
+            further = 1.0
+            if token == chosen and len(self.tokens) > 1:
+                further = sum(
+                    math.exp(second)
+                    for then, second in self.tokens[1][1].items()
+                    if (token + then).startswith(self.opening) or self.opening.startswith(token + then)
+                )
+            total += math.exp(logprob) * further
+        return min(1.0, total)
+
+
+async def chat_stream(
+    messages: list[dict[str, str]], *, max_tokens: int, doubt: Doubt | None = None
+) -> AsyncIterator[str]:
+    """Yield the answer's text as the model produces it; failures become a ModelError. With `doubt`, the
+    first tokens' log-probabilities are asked for and kept there."""
     # A client per call: its connection pool belongs to the event loop that created it, and
     # answers run on whichever loop the consumer or the API view happens to have.
     client = openai.AsyncOpenAI(
@@ -58,11 +102,15 @@ async def chat_stream(messages: list[dict[str, str]], *, max_tokens: int) -> Asy
             max_tokens=max_tokens,
             # The token counts as the last chunk (OpenAI, vLLM, Ollama); llama.cpp's server ignores it.
             stream_options={"include_usage": True},
+            logprobs=True if doubt is not None else openai.omit,
+            top_logprobs=DOUBT_ALTERNATIVES if doubt is not None else openai.omit,
         )
         streaming = True
         async for chunk in stream:
             if chunk.usage is not None:
                 usage.reported = (chunk.usage.prompt_tokens, chunk.usage.completion_tokens)
+            if doubt is not None and chunk.choices and chunk.choices[0].logprobs is not None:
+                doubt.read(chunk.choices[0].logprobs)
             if chunk.choices and chunk.choices[0].delta.content:
                 usage.first_token = usage.first_token or time.perf_counter()
                 usage.answer.append(chunk.choices[0].delta.content)

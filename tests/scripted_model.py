@@ -21,6 +21,9 @@ class Script:
     delay: float = 0.0  # seconds before each token
     break_after: int | None = None  # drop the connection after this many tokens
     usage: tuple[int, int] | None = None  # (prompt, completion) tokens reported when asked (include_usage)
+    # Each token's log-probability and its top alternatives', sent when the request asks for logprobs
+    # (OpenAI's shape); a token without an entry is certain.
+    alternatives: list[dict[str, float]] = field(default_factory=list)
     requests: int = 0
     bodies: list[dict[str, object]] = field(default_factory=list)  # each request's JSON, as the app sent it
 
@@ -74,7 +77,13 @@ class _Handler(BaseHTTPRequestHandler):
                 self.close_connection = True
                 return
             time.sleep(script.delay)
-            self._chunk({"content": token}, None)
+            logprobs: dict[str, object] | None = None
+            if json.loads(body or b"{}").get("logprobs"):
+                others = script.alternatives[index] if index < len(script.alternatives) else {}
+                top = [{"token": other, "logprob": value, "bytes": None} for other, value in others.items()]
+                own = others.get(token, 0.0)
+                logprobs = {"content": [{"token": token, "logprob": own, "bytes": None, "top_logprobs": top}]}
+            self._chunk({"content": token}, None, logprobs)
         self._chunk({}, "stop")
         asked = json.loads(body or b"{}").get("stream_options", {}).get("include_usage")
         if script.usage is not None and asked:  # OpenAI's last chunk: no choices, the counts
@@ -86,13 +95,13 @@ class _Handler(BaseHTTPRequestHandler):
         self.wfile.write(b"0\r\n\r\n")
         self.wfile.flush()
 
-    def _chunk(self, delta: dict[str, str], finish: str | None) -> None:
+    def _chunk(self, delta: dict[str, str], finish: str | None, logprobs: dict[str, object] | None = None) -> None:
         body = {
             "id": "scripted",
             "object": "chat.completion.chunk",
             "created": int(time.time()),
             "model": "scripted",
-            "choices": [{"index": 0, "delta": delta, "finish_reason": finish}],
+            "choices": [{"index": 0, "delta": delta, "finish_reason": finish, "logprobs": logprobs}],
         }
         self._write(f"data: {json.dumps(body)}\n\n".encode())
 
