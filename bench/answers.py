@@ -498,11 +498,10 @@ def replayed(records: list[dict[str, Any]], *, log: Any = print) -> list[dict[st
     async def answer_of(prompt: list[dict[str, str]], shape: str) -> tuple[str, float | None, float | None]:
         factor = 1 if shape == intent.FACT else services.LONG_SHAPE_FACTOR
         started, first, parts = time.perf_counter(), None, []
-        doubt = llm.Doubt(opening=services.doubt_opening())
-        async for token in llm.chat_stream(prompt, max_tokens=settings.CHAT_MAX_TOKENS * factor, doubt=doubt):
+        async for token in llm.chat_stream(prompt, max_tokens=settings.CHAT_MAX_TOKENS * factor):
             first = first or time.perf_counter() - started
             parts.append(token)
-        return "".join(parts), first, doubt.abstain
+        return "".join(parts), first, await llm.doubt_of(prompt, opening=services.doubt_opening())
 
     again = []
     for number, record in enumerate(records, start=1):

@@ -39,12 +39,62 @@ class ModelError(Exception):
         self.message = message
 
 
+async def chat_stream(messages: list[dict[str, str]], *, max_tokens: int) -> AsyncIterator[str]:
+    """Yield the answer's text as the model produces it; failures become a ModelError."""
+    # A client per call: its connection pool belongs to the event loop that created it, and
+    # answers run on whichever loop the consumer or the API view happens to have.
+    client = openai.AsyncOpenAI(
+        base_url=settings.OPENAI_BASE_URL,
+        api_key=settings.OPENAI_API_KEY,
+        timeout=float(settings.CHAT_TIMEOUT_SECONDS),
+        max_retries=0,
+    )
+    streaming = False
+    usage = Usage(started=time.perf_counter())
+    try:
+        stream = await client.chat.completions.create(
+            model=settings.CHAT_MODEL,
+            messages=cast("list[ChatCompletionMessageParam]", messages),
+            stream=True,
+            temperature=0.0,
+            max_tokens=max_tokens,
+            # The token counts as the last chunk (OpenAI, vLLM, Ollama); llama.cpp's server ignores it.
+            stream_options={"include_usage": True},
+        )
+        streaming = True
+        async for chunk in stream:
+            if chunk.usage is not None:
+                usage.reported = (chunk.usage.prompt_tokens, chunk.usage.completion_tokens)
+            if chunk.choices and chunk.choices[0].delta.content:
+                usage.first_token = usage.first_token or time.perf_counter()
+                usage.answer.append(chunk.choices[0].delta.content)
+                yield chunk.choices[0].delta.content
+        usage.outcome = "done"
+    except openai.APITimeoutError:
+        raise ModelError("model_timeout", "The chat model took too long to answer.") from None
+    except openai.APIConnectionError:
+        if streaming:  # the server answered, then the connection dropped
+            raise ModelError("model_stream_broken", BROKEN_STREAM) from None
+        raise ModelError("model_unavailable", "The chat model server cannot be reached.") from None
+    except openai.APIStatusError as exc:
+        raise ModelError("model_error", f"The chat model server answered with an error ({exc.status_code}).") from None
+    except (openai.APIError, httpx2.HTTPError):
+        # A connection that drops mid-answer surfaces as an error of httpx2 (this openai release's
+        # HTTP client, which it does not wrap while a stream is read), or as an APIError.
+        raise ModelError("model_stream_broken", BROKEN_STREAM) from None
+    finally:
+        await client.close()
+        if settings.METRICS_ENABLED:
+            # In a thread: counting with the model's vocabulary and writing to Redis would hold the event loop.
+            await asyncio.to_thread(usage_record, usage, messages)
+
+
 @dataclass
 class Doubt:
     """How likely the model was to open its answer with the abstention sentence it was told to use, read
-    from the first tokens' log-probabilities (`chat_stream(doubt=…)`): greedy decoding writes an answer
-    when the abstention is merely less likely, and a small model's answer to what the sources do not say
-    is often a close call. None when the server gives no log-probabilities."""
+    from the first tokens' log-probabilities (`doubt_of`): greedy decoding writes an answer when the
+    abstention is merely less likely, and a small model's answer to what the sources do not say is often
+    a close call."""
 
     opening: str  # the abstention sentence's opening, as the model would write it ("I couldn't find")
     tokens: list[tuple[str, dict[str, float]]] = field(default_factory=list)  # (chosen, its top alternatives)
@@ -78,61 +128,36 @@ class Doubt:
         return min(1.0, total)
 
 
-async def chat_stream(
-    messages: list[dict[str, str]], *, max_tokens: int, doubt: Doubt | None = None
-) -> AsyncIterator[str]:
-    """Yield the answer's text as the model produces it; failures become a ModelError. With `doubt`, the
-    first tokens' log-probabilities are asked for and kept there."""
-    # A client per call: its connection pool belongs to the event loop that created it, and
-    # answers run on whichever loop the consumer or the API view happens to have.
+async def doubt_of(messages: list[dict[str, str]], *, opening: str) -> float | None:
+    """`Doubt.abstain` for the prompt `messages`: its first two tokens asked for again, with their
+    log-probabilities. Asked after the answer, not with it: llama-cpp-python sorts the whole vocabulary
+    for each token's alternatives (~70 ms a token here), and the prompt it has just read is still in its
+    cache, so this costs two tokens (`bench/RESULTS.md`). None when the server gives no log-probabilities
+    or fails: the answer then stands on the other checks."""
     client = openai.AsyncOpenAI(
         base_url=settings.OPENAI_BASE_URL,
         api_key=settings.OPENAI_API_KEY,
         timeout=float(settings.CHAT_TIMEOUT_SECONDS),
         max_retries=0,
     )
-    streaming = False
-    usage = Usage(started=time.perf_counter())
     try:
-        stream = await client.chat.completions.create(
+        response = await client.chat.completions.create(
             model=settings.CHAT_MODEL,
             messages=cast("list[ChatCompletionMessageParam]", messages),
-            stream=True,
             temperature=0.0,
-            max_tokens=max_tokens,
-            # The token counts as the last chunk (OpenAI, vLLM, Ollama); llama.cpp's server ignores it.
-            stream_options={"include_usage": True},
-            logprobs=True if doubt is not None else openai.omit,
-            top_logprobs=DOUBT_ALTERNATIVES if doubt is not None else openai.omit,
+            max_tokens=2,
+            logprobs=True,
+            top_logprobs=DOUBT_ALTERNATIVES,
         )
-        streaming = True
-        async for chunk in stream:
-            if chunk.usage is not None:
-                usage.reported = (chunk.usage.prompt_tokens, chunk.usage.completion_tokens)
-            if doubt is not None and chunk.choices and chunk.choices[0].logprobs is not None:
-                doubt.read(chunk.choices[0].logprobs)
-            if chunk.choices and chunk.choices[0].delta.content:
-                usage.first_token = usage.first_token or time.perf_counter()
-                usage.answer.append(chunk.choices[0].delta.content)
-                yield chunk.choices[0].delta.content
-        usage.outcome = "done"
-    except openai.APITimeoutError:
-        raise ModelError("model_timeout", "The chat model took too long to answer.") from None
-    except openai.APIConnectionError:
-        if streaming:  # the server answered, then the connection dropped
-            raise ModelError("model_stream_broken", BROKEN_STREAM) from None
-        raise ModelError("model_unavailable", "The chat model server cannot be reached.") from None
-    except openai.APIStatusError as exc:
-        raise ModelError("model_error", f"The chat model server answered with an error ({exc.status_code}).") from None
-    except (openai.APIError, httpx2.HTTPError):
-        # A connection that drops mid-answer surfaces as an error of httpx2 (this openai release's
-        # HTTP client, which it does not wrap while a stream is read), or as an APIError.
-        raise ModelError("model_stream_broken", BROKEN_STREAM) from None
+    except (openai.APIError, httpx2.HTTPError) as exc:
+        logger.warning("no log-probabilities from the chat model (%s): the answer is checked without its doubt", exc)
+        return None
     finally:
         await client.close()
-        if settings.METRICS_ENABLED:
-            # In a thread: counting with the model's vocabulary and writing to Redis would hold the event loop.
-            await asyncio.to_thread(usage_record, usage, messages)
+    doubt = Doubt(opening=opening)
+    if response.choices:
+        doubt.read(response.choices[0].logprobs)
+    return doubt.abstain
 
 
 @dataclass

@@ -296,9 +296,8 @@ async def _answer_events(
     yield {"type": "stage", "stage": "writing", "text": writing[turn.shape], "left_out": turn.left_out}
     turn.mark("model_called")
     parts: list[str] = []
-    doubt = llm.Doubt(opening=doubt_opening()) if settings.MODEL_DOUBT_ABSTAIN < 1 else None
     try:
-        async for token in llm.chat_stream(turn.prompt, max_tokens=turn.max_tokens, doubt=doubt):
+        async for token in llm.chat_stream(turn.prompt, max_tokens=turn.max_tokens):
             if not parts:
                 turn.mark("first_token")
             parts.append(token)
@@ -316,6 +315,10 @@ async def _answer_events(
         )
         raise
     turn.mark("last_token")
+    doubt = None
+    if settings.MODEL_DOUBT_ABSTAIN < 1 and not _is_abstention("".join(parts)):
+        doubt = await llm.doubt_of(turn.prompt, opening=doubt_opening())
+        turn.mark("doubt")
     grounded = await _step(check_answer)(
         question=question,
         answer="".join(parts),
@@ -323,7 +326,7 @@ async def _answer_events(
         zone=user.zone,
         abstain_text=turn.abstain_text,
         shape=turn.shape,
-        doubt=doubt.abstain if doubt is not None else None,
+        doubt=doubt,
     )
     turn.mark("grounded")
     message = await _step(_answer_store)(turn=turn, text=grounded.text, hits=relevant, grounded=grounded)

@@ -254,8 +254,11 @@ def test_an_answer_the_model_nearly_abstained_on_is_turned_away(
     check = Message.objects.get(pk=done["message_id"]).citation_check
     assert check["abstained_by"] == "doubt" and check["doubt"] == pytest.approx(0.4)
     assert check["model_answer"].startswith("The tomatoes go in")
-    body = scripted_model.script.bodies[-1]
-    assert body["logprobs"] is True and body["top_logprobs"] == 5
+    # Asked after the answer, for its first two tokens: the answer itself streams without them.
+    answer, doubt = scripted_model.script.bodies[-2:]
+    assert "logprobs" not in answer and answer["stream"] is True
+    assert doubt["logprobs"] is True and doubt["top_logprobs"] == 5 and doubt["max_tokens"] == 2
+    assert doubt["messages"] == answer["messages"]
 
     # Sure of its answer (the abstention at 0.02): answered, with its citation.
     scripted_model.script = Script(tokens=tokens, alternatives=[{"The tomatoes ": math.log(0.9), "I": math.log(0.02)}])
@@ -267,7 +270,7 @@ def test_an_answer_the_model_nearly_abstained_on_is_turned_away(
     settings.MODEL_DOUBT_ABSTAIN = 1
     scripted_model.script = Script(tokens=tokens, alternatives=[{"The tomatoes ": math.log(0.55), "I": math.log(0.4)}])
     done = events_of(user=gardener, question="When do the tomatoes go in?")[-1]
-    assert not done["abstained"] and "logprobs" not in scripted_model.script.bodies[-1]
+    assert not done["abstained"] and scripted_model.script.requests == 1
 
 
 def test_the_doubt_follows_the_abstentions_opening_past_its_first_token() -> None:
