@@ -495,13 +495,16 @@ def replayed(records: list[dict[str, Any]], *, log: Any = print) -> list[dict[st
 
     from chat import intent, llm, services
 
-    async def answer_of(prompt: list[dict[str, str]], shape: str) -> tuple[str, float | None, float | None]:
+    async def answer_of(prompt: list[dict[str, str]], shape: str) -> tuple[str, float | None, float | None, float]:
+        """The answer, the seconds to its first token, the doubt and the seconds asking for it took."""
         factor = 1 if shape == intent.FACT else services.LONG_SHAPE_FACTOR
         started, first, parts = time.perf_counter(), None, []
         async for token in llm.chat_stream(prompt, max_tokens=settings.CHAT_MAX_TOKENS * factor):
             first = first or time.perf_counter() - started
             parts.append(token)
-        return "".join(parts), first, await llm.doubt_of(prompt, opening=services.doubt_opening())
+        asked = time.perf_counter()
+        doubt = await llm.doubt_of(prompt, opening=services.doubt_opening())
+        return "".join(parts), first, doubt, time.perf_counter() - asked
 
     again = []
     for number, record in enumerate(records, start=1):
@@ -517,9 +520,9 @@ def replayed(records: list[dict[str, Any]], *, log: Any = print) -> list[dict[st
             range_label=chosen_for.group(1) if chosen_for else "",
             shape=shape,
         )
-        answer, first_token, doubt = asyncio.run(answer_of(prompt, shape))
+        answer, first_token, doubt, doubt_seconds = asyncio.run(answer_of(prompt, shape))
         again.append({**record, "model_answer": answer, "abstained_by": "", "prompt": prompt,
-                      "first_token": first_token, "doubt": doubt})  # fmt: skip
+                      "first_token": first_token, "doubt": doubt, "doubt_seconds": doubt_seconds})  # fmt: skip
         if number % 20 == 0:
             log(f"  replayed {number} of {len(records)}")
     return again
@@ -537,6 +540,11 @@ def replay_file(path: Path, *, log: Any = print) -> Path:
     if firsts:
         log(
             f"  first token p50 {statistics.median(firsts):.2f} s, p95 {percentile(firsts, 95):.2f} s ({len(firsts)} answers)"
+        )
+    asking = [record["doubt_seconds"] for record in records if record.get("doubt_seconds") is not None]
+    if asking:
+        log(
+            f"  the doubt, asked after the answer: p50 {statistics.median(asking):.2f} s, p95 {percentile(asking, 95):.2f} s"
         )
     stored = path.with_name(f"{path.stem}-replayed-{settings.CHAT_MODEL}.json")
     stored.write_text(json.dumps(records, indent=1))
