@@ -634,6 +634,36 @@ def detail(
     return None
 
 
+# --- What the question denies ----------------------------------------------------------------------
+# A question that asks what is *not* so ("By what means is imperialism never administered?", "What did
+# the mechanic not replace?") asks of a statement that denies it too: answered from "imperialism is
+# administered through diplomacy or military force", the answer tells the opposite of what was asked.
+# So when the question denies, the statement the answer best rests on (or one as good) must deny
+# something as well. A rule of English, not of one dataset's format: prose, notes and dialogue alike.
+DENIAL_MIN_COVERAGE = 0.4  # below this no statement speaks to the answer: the check has no opinion
+
+
+def denial(question: str, answer: str, passages: list[str], *, min_coverage: float = DENIAL_MIN_COVERAGE) -> str | None:
+    if not _DENIES.search(question.replace("’", "'")):
+        return None
+    answer_words = stems(without_markers(answer))
+    if not answer_words or not passages:
+        return None
+    question_words = stems(question)
+    best, lines = 0.0, list[str]()
+    for statement in _lines_with_people(passages):
+        words = stems(statement.text)
+        score = len(answer_words & words) / len(answer_words)
+        score += QUESTION_WEIGHT * len(question_words & words) / max(1, len(question_words))
+        if score > best + _TIE:
+            best, lines = score, [statement.text]
+        elif score > best - _TIE:
+            lines.append(statement.text)
+    if best < min_coverage or any(_DENIES.search(line.replace("’", "'")) for line in lines):
+        return None
+    return "The question asks what is not so, and the statement the answer rests on denies nothing."
+
+
 # "names" and "person" judge an answer that rests on one line: a summary or a list rests on many and
 # rightly names several people ("Summarize my 1:1 with Rebecca" tells what *I* said too). Measured on the
 # first week's summaries and lists (2026-11-27): "person" had turned away 4 of 10 summaries the model wrote
@@ -644,4 +674,5 @@ CHECKS: tuple[Check, ...] = (
     Check("restated", restated),
     Check("person", person, FACT_ONLY),
     Check("detail", detail),
+    Check("denial", denial, FACT_ONLY),
 )

@@ -1,0 +1,50 @@
+"""The denial check: a question that asks what is *not* so, answered from a statement that denies nothing.
+
+"By what means is imperialism never administered?" finds the paragraph that says how it *is*
+administered; every word matches but the "never", and a small model answers with the opposite of what
+was asked. Prose, notes and dialogue alike: the rule is one of English.
+"""
+
+import pytest
+
+from chat.checks import CHECKS, denial, objection
+
+IMPERIALISM = (
+    "Imperialism\nImperialism is a policy of extending a country's power and influence through colonization, "
+    "use of military force, or other means. It is administered through diplomacy or military force."
+)
+BRAKES = (
+    "Car: brakes\nKavanagh Motors did the front pads and discs, €240. The technician did not replace the rear "
+    "tyres yet - says they'll do until the NCT."
+)
+
+
+@pytest.mark.parametrize(
+    ("question", "answer", "passage", "turned_away"),
+    [
+        # The question denies; the statement the answer rests on does not.
+        ("By what means is imperialism never administered?",
+         "Imperialism is never administered through diplomacy or military force [1].", IMPERIALISM, True),
+        ("What isn't imperialism administered through?",
+         "Imperialism is administered through diplomacy or military force [1].", IMPERIALISM, True),
+        # Both deny: the answer is the one asked for.
+        ("What did the technician not replace?", "He did not replace the rear tyres [1].", BRAKES, False),
+        # The question denies nothing: the check has no opinion.
+        ("By what means is imperialism administered?",
+         "Imperialism is administered through diplomacy or military force [1].", IMPERIALISM, False),
+        # Nothing the answer says is in the passages: not this check's to judge.
+        ("What was never fixed?", "The kitchen window [1].", BRAKES, False),
+    ],
+)  # fmt: skip
+def test_a_question_that_denies_needs_a_statement_that_denies(
+    question: str, answer: str, passage: str, turned_away: bool
+) -> None:
+    assert (denial(question, answer, [passage]) is not None) is turned_away
+    objected = objection(question, answer, [passage], CHECKS)
+    assert (objected is not None and objected[0] == "denial") is turned_away
+
+
+def test_a_list_or_a_summary_is_not_judged_by_it() -> None:
+    question = "Which means is imperialism never administered through?"
+    answer = "- diplomacy [1]\n- military force [1]"
+    assert objection(question, answer, [IMPERIALISM], CHECKS, shape="list") is None
