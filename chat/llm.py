@@ -131,9 +131,10 @@ class Doubt:
 async def doubt_of(messages: list[dict[str, str]], *, opening: str) -> float | None:
     """`Doubt.abstain` for the prompt `messages`: its first two tokens asked for again, with their
     log-probabilities. Asked after the answer, not with it: llama-cpp-python sorts the whole vocabulary
-    for each token's alternatives (~70 ms a token here), and the prompt it has just read is still in its
-    cache, so this costs two tokens (`bench/RESULTS.md`). None when the server gives no log-probabilities
-    or fails: the answer then stands on the other checks."""
+    for each token's alternatives, which made every streamed token 2.2x as slow (130 -> 282 ms, this VM).
+    Not cheap either: the local server reads the prompt again (p50 6.0 s on four LoCoMo prompts,
+    `bench/RESULTS.md`), which is one reason `MODEL_DOUBT_ABSTAIN` is off. None when the server gives no
+    log-probabilities or fails: the answer then stands on the other checks."""
     client = openai.AsyncOpenAI(
         base_url=settings.OPENAI_BASE_URL,
         api_key=settings.OPENAI_API_KEY,
