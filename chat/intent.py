@@ -179,7 +179,9 @@ def read(message: str, previous: tuple[str, str] | None = None) -> Intent:
         return Intent(CONVERSATION, acts=acts)
     kind, order, page = source_kind_of(message), order_of(message), page_of(message)
     if page is not None:  # a page is a PDF's; the question's shape is read without it ("what is page 4 about?")
-        kind, shape = kind or "pdf", shape_of(_PAGE.sub(" ", message))
+        rest = _PAGE.sub(" ", message)
+        # Nothing asked of the page but what is on it ("what's on page 3 of the PDF?"): its gist.
+        kind, shape = kind or "pdf", shape_of(rest) if names_a_topic(rest) else SUMMARY
     else:
         shape = shape_of(message)
     if previous is not None and is_follow_up(message):
@@ -255,7 +257,7 @@ def source_kind_of(question: str) -> str | None:
 _GIST = frozenset(
     """summarize summarise summary sum up gist recap overview quick short brief main key points point idea
     ideas mean means say says said cover covers covered in of about please me give tell what is was are
-    were it did i my the a an this that do does just added saved uploaded""".split()
+    were it did i my the a an this that do does just added saved uploaded what's whats on""".split()
 )
 
 

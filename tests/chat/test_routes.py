@@ -341,6 +341,7 @@ def test_whats_on_my_to_do_list_today_reads_the_to_do_note_not_another_list(
     [
         ("Summarize the PDF", "pdf", False),
         ("What is the paper about?", "pdf", False),
+        ("What's the PDF about?", "pdf", False),
         ("Give me the main points of this document please", "pdf", False),
         ("What did I say in my last voice memo?", "audio", False),
         ("What does the paper say about hyperparameters?", "pdf", True),
@@ -386,6 +387,8 @@ def test_summarize_the_pdf_reads_the_newest_pdf_from_its_start_and_no_one_elses(
         ("What is the paper on page 9 about?", 9, intent.SUMMARY),
         ("What does page 2 of the PDF say about the STS?", 2, intent.FACT),
         ("Summarize p. 3", 3, intent.SUMMARY),
+        ("What is on page 3 of the PDF?", 3, intent.SUMMARY),  # nothing asked of it but what it holds
+        ("what's on pg 12", 12, intent.SUMMARY),
         ("What's the page count of the report?", None, intent.FACT),
         ("How many steps 3 times a day?", None, intent.FACT),
     ],
