@@ -130,7 +130,7 @@ def about_someone_else(
     # speaker says ("Maria: … I'm inspired by her"), not on the lines that greet her ("Wow, Maria!").
     speakers = speakers_of(passages)
     speaker = answer_words <= {_stem(name.lower()) for name in speakers}
-    best_score, best_people, unnamed = _best_line(frozenset(answer_words), question_words, tuple(passages), speaker)
+    best_score, best_people, unnamed, _ = _best_line(frozenset(answer_words), question_words, tuple(passages), speaker)
     # In a conversation the people asked about are those who speak in it, or else those it never mentions:
     # a name it mentions but that never speaks is what the talk is about (a tool, a book, a place).
     people = (names & speakers or names - names_in(" " + " ".join(passages))) if speakers else names
@@ -144,25 +144,27 @@ def about_someone_else(
 @functools.lru_cache(maxsize=8)
 def _best_line(
     answer_words: frozenset[str], question_words: frozenset[str], passages: tuple[str, ...], speaker: bool = False
-) -> tuple[float, frozenset[str], bool]:
+) -> tuple[float, frozenset[str], bool, tuple[str, ...]]:
     """The score of the statement that best matches the answer (and, half as much, the question), its
-    people, and whether it also speaks of someone it does not name (`_Statement.unnamed`).
+    people, whether it also speaks of someone it does not name (`_Statement.unnamed`), and its text
+    (the texts of all that tie).
     With `speaker`, the name of whoever says a statement counts as one of its words.
 
     Lines that tie for best all count: "contemporary is my top pick" (Jon) and "Contemporary dance … really
     speaks to me" (Gina) are as good as each other, so the answer is about either.
 
-    Cached: the person check and the detail check ask it the same thing about one answer."""
-    best_score, best_people, best_unnamed = 0.0, frozenset[str](), False
+    Cached: the person, detail and denial checks ask it the same thing about one answer."""
+    best_score, best_people, best_unnamed, best_texts = 0.0, frozenset[str](), False, tuple[str, ...]()
     for sentence, people, said_by, unnamed in _lines_with_people(passages):
         words = stems(sentence) | ({_stem(said_by.split()[0].lower())} if speaker and said_by else set())
         score = len(answer_words & words) / len(answer_words)
         score += QUESTION_WEIGHT * len(question_words & words) / max(1, len(question_words))
         if score > best_score + _TIE:
-            best_score, best_people, best_unnamed = score, frozenset(people), unnamed
+            best_score, best_people, best_unnamed, best_texts = score, frozenset(people), unnamed, (sentence,)
         elif score > best_score - _TIE:
             best_people, best_unnamed = best_people | people, best_unnamed or unnamed
-    return best_score, best_people, best_unnamed
+            best_texts += (sentence,)
+    return best_score, best_people, best_unnamed, best_texts
 
 
 class _Statement(NamedTuple):
@@ -507,7 +509,7 @@ def missing_details(
     if not answer_words or not passages:
         return []
     answer_key, question_key = frozenset(answer_words), frozenset(stems(question) - names)
-    best_score, _, _ = _best_line(answer_key, question_key, tuple(passages))
+    best_score, _, _, _ = _best_line(answer_key, question_key, tuple(passages))
     if best_score < min_coverage:
         return []
     if within_source:
@@ -649,16 +651,7 @@ def denial(question: str, answer: str, passages: list[str], *, min_coverage: flo
     answer_words = stems(without_markers(answer))
     if not answer_words or not passages:
         return None
-    question_words = stems(question)
-    best, lines = 0.0, list[str]()
-    for statement in _lines_with_people(passages):
-        words = stems(statement.text)
-        score = len(answer_words & words) / len(answer_words)
-        score += QUESTION_WEIGHT * len(question_words & words) / max(1, len(question_words))
-        if score > best + _TIE:
-            best, lines = score, [statement.text]
-        elif score > best - _TIE:
-            lines.append(statement.text)
+    best, _, _, lines = _best_line(frozenset(answer_words), frozenset(stems(question)), tuple(passages))
     if best < min_coverage or any(_DENIES.search(line.replace("’", "'")) for line in lines):
         return None
     return "The question asks what is not so, and the statement the answer rests on denies nothing."
