@@ -13,6 +13,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from asgiref.sync import async_to_sync
+from celery.exceptions import SoftTimeLimitExceeded
 from channels.layers import get_channel_layer
 from django.conf import settings
 from django.core.files.uploadedfile import UploadedFile
@@ -442,6 +443,8 @@ def notify(job: Job, title: str, source: Source | None = None) -> None:
             return
         try:
             async_to_sync(layer.group_send)(group, message)
+        except SoftTimeLimitExceeded:
+            raise  # the job's time is up wherever the signal lands; the pipeline fails it
         except Exception:  # progress is a courtesy; losing one update must not fail the job
             logger.warning("could not send job %s progress to the channel layer", job.pk, exc_info=True)
 

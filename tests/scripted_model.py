@@ -21,9 +21,6 @@ class Script:
     delay: float = 0.0  # seconds before each token
     break_after: int | None = None  # drop the connection after this many tokens
     usage: tuple[int, int] | None = None  # (prompt, completion) tokens reported when asked (include_usage)
-    # Each token's log-probability and its top alternatives', sent when a request that does not stream
-    # asks for logprobs (`chat.llm.doubt_of`); a token without an entry is certain.
-    alternatives: list[dict[str, float]] = field(default_factory=list)
     requests: int = 0
     bodies: list[dict[str, object]] = field(default_factory=list)  # each request's JSON, as the app sent it
 
@@ -65,9 +62,6 @@ class _Handler(BaseHTTPRequestHandler):
         script = self.model.script
         script.requests += 1
         script.bodies.append(json.loads(body or b"{}"))
-        if not json.loads(body or b"{}").get("stream"):
-            self._whole(json.loads(body or b"{}"))
-            return
         self.send_response(200)
         self.send_header("Content-Type", "text/event-stream")
         self.send_header("Transfer-Encoding", "chunked")
@@ -90,32 +84,6 @@ class _Handler(BaseHTTPRequestHandler):
             self._write(f"data: {json.dumps({**chunk, 'choices': [], 'usage': usage})}\n\n".encode())
         self._write(b"data: [DONE]\n\n")
         self.wfile.write(b"0\r\n\r\n")
-        self.wfile.flush()
-
-    def _whole(self, request: dict[str, object]) -> None:
-        """A request without `stream`: the script's first `max_tokens` tokens in one response, with their
-        log-probabilities when asked (OpenAI's shape)."""
-        script = self.model.script
-        limit = request.get("max_tokens")
-        tokens = script.tokens[: limit if isinstance(limit, int) else None]
-        logprobs = None
-        if request.get("logprobs"):
-            content = []
-            for index, token in enumerate(tokens):
-                others = script.alternatives[index] if index < len(script.alternatives) else {}
-                top = [{"token": other, "logprob": value, "bytes": None} for other, value in others.items()]
-                content.append({"token": token, "logprob": others.get(token, 0.0), "bytes": None, "top_logprobs": top})
-            logprobs = {"content": content}
-        message = {"role": "assistant", "content": "".join(tokens)}
-        data = json.dumps({
-            "id": "scripted", "object": "chat.completion", "created": int(time.time()), "model": "scripted",
-            "choices": [{"index": 0, "message": message, "finish_reason": "length", "logprobs": logprobs}],
-        }).encode()  # fmt: skip
-        self.send_response(200)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
         self.wfile.flush()
 
     def _chunk(self, delta: dict[str, str], finish: str | None) -> None:

@@ -1,6 +1,8 @@
 """Jobs that end (issue 21): a heartbeat by time, a cap on attempts, time limits, memory that stays flat."""
 
 import json
+import signal
+import socket
 import threading
 import time
 import tracemalloc
@@ -13,6 +15,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+from celery.exceptions import SoftTimeLimitExceeded
 from django.core.files.uploadedfile import SimpleUploadedFile
 
 from accounts.models import User
@@ -104,6 +107,34 @@ def test_a_job_past_its_soft_time_limit_fails_with_its_code_and_keeps_nothing(
         assert api.wait_for_job(nxt["job_id"], timeout=120)["status"] == "done"
     finally:
         stop(worker)
+
+
+@pytest.mark.django_db
+def test_time_running_out_while_a_jobs_progress_is_sent_stops_the_job(
+    user: User, settings: Any, django_capture_on_commit_callbacks: Any
+) -> None:
+    """Progress is a courtesy whose failures are only logged, but the time limit's signal lands wherever
+    the job is: swallowed there, the job ran on to the hard limit's kill (the test above, when the machine
+    was loaded, failed so)."""
+    job = services.note_create(owner=user, text="Progress goes to a Redis that never answers.", title="Depot log")
+    silent = socket.create_server(("127.0.0.1", 0))  # takes connections and never answers them
+    address = f"redis://127.0.0.1:{silent.getsockname()[1]}"
+    settings.CHANNEL_LAYERS = {
+        "default": {"BACKEND": "channels_redis.core.RedisChannelLayer", "CONFIG": {"hosts": [address]}}
+    }
+
+    def time_is_up(*_: object) -> None:
+        raise SoftTimeLimitExceeded  # as celery's prefork child raises it
+
+    previous = signal.signal(signal.SIGALRM, time_is_up)
+    signal.setitimer(signal.ITIMER_REAL, 0.5)
+    try:
+        with pytest.raises(SoftTimeLimitExceeded), django_capture_on_commit_callbacks(execute=True):
+            services.notify(job, "Depot log")
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+        silent.close()  # the send still waiting in its thread ends with a connection error
 
 
 @pytest.mark.django_db
