@@ -365,7 +365,6 @@ def stored_answer(message_id: int | None) -> dict[str, Any] | None:
         "passages": [_as_shown(passage, chunks) for passage in shown if passage["chunk_id"] in chunks],
         "prompt": message.trace.get("prompt"),  # as the model read it: `--replay` asks again
         "shape": message.trace.get("shape"),
-        "doubt": check.get("doubt"),  # how likely the model was to abstain (`chat.llm.Doubt`), where asked
     }
 
 
@@ -471,12 +470,7 @@ def ablations() -> list[tuple[str, dict[str, Any]]]:
         *((f"without {left.name}", {"answer_checks": tuple(c for c in CHECKS if c is not left)}) for left in CHECKS),
         ("detail in any source", with_detail(within_source=False)),
         ("no checks", {"answer_checks": ()}),
-        # The model's own doubt (`chat.llm.Doubt`), where the run asked for it: an answer turned away at these.
-        *((f"doubt >= {level}", {"doubt_max": level}) for level in DOUBT_LEVELS),
     ]
-
-
-DOUBT_LEVELS = (0.05, 0.1, 0.15, 0.2, 0.3, 0.4, 0.5)
 
 
 BEFORE_THE_MODEL = ("retrieval", "elsewhere")  # verdicts settled before the model was asked: nothing to re-check
@@ -486,8 +480,7 @@ _CHOSEN_FOR = re.compile(r"\nThe sources were chosen for this time: (.*)\.$")
 def replayed(records: list[dict[str, Any]], *, log: Any = print) -> list[dict[str, Any]]:
     """Each stored answer asked of the model again: its question, earlier turns and passages (as the run
     retrieved them) in a prompt written by today's code (`chat.services.prompt_of`); the new answer and the
-    seconds to its first token in place of the old (`first_token`), and how likely it was to abstain
-    (`doubt`, `chat.llm.Doubt`). Verdicts settled before the model was
+    seconds to its first token in place of the old (`first_token`). Verdicts settled before the model was
     asked are kept. A change of the instructions or of how a source is shown, measured in minutes."""
     import asyncio
 
@@ -495,16 +488,14 @@ def replayed(records: list[dict[str, Any]], *, log: Any = print) -> list[dict[st
 
     from chat import intent, llm, services
 
-    async def answer_of(prompt: list[dict[str, str]], shape: str) -> tuple[str, float | None, float | None, float]:
-        """The answer, the seconds to its first token, the doubt and the seconds asking for it took."""
+    async def answer_of(prompt: list[dict[str, str]], shape: str) -> tuple[str, float | None]:
+        """The answer and the seconds to its first token."""
         factor = 1 if shape == intent.FACT else services.LONG_SHAPE_FACTOR
         started, first, parts = time.perf_counter(), None, []
         async for token in llm.chat_stream(prompt, max_tokens=settings.CHAT_MAX_TOKENS * factor):
             first = first or time.perf_counter() - started
             parts.append(token)
-        asked = time.perf_counter()
-        doubt = await llm.doubt_of(prompt, opening=services.doubt_opening())
-        return "".join(parts), first, doubt, time.perf_counter() - asked
+        return "".join(parts), first
 
     again = []
     for number, record in enumerate(records, start=1):
@@ -520,9 +511,10 @@ def replayed(records: list[dict[str, Any]], *, log: Any = print) -> list[dict[st
             range_label=chosen_for.group(1) if chosen_for else "",
             shape=shape,
         )
-        answer, first_token, doubt, doubt_seconds = asyncio.run(answer_of(prompt, shape))
-        again.append({**record, "model_answer": answer, "abstained_by": "", "prompt": prompt,
-                      "first_token": first_token, "doubt": doubt, "doubt_seconds": doubt_seconds})  # fmt: skip
+        answer, first_token = asyncio.run(answer_of(prompt, shape))
+        again.append(
+            {**record, "model_answer": answer, "abstained_by": "", "prompt": prompt, "first_token": first_token}
+        )
         if number % 20 == 0:
             log(f"  replayed {number} of {len(records)}")
     return again
@@ -541,11 +533,6 @@ def replay_file(path: Path, *, log: Any = print) -> Path:
         log(
             f"  first token p50 {statistics.median(firsts):.2f} s, p95 {percentile(firsts, 95):.2f} s ({len(firsts)} answers)"
         )
-    asking = [record["doubt_seconds"] for record in records if record.get("doubt_seconds") is not None]
-    if asking:
-        log(
-            f"  the doubt, asked after the answer: p50 {statistics.median(asking):.2f} s, p95 {percentile(asking, 95):.2f} s"
-        )
     stored = path.with_name(f"{path.stem}-replayed-{settings.CHAT_MODEL}.json")
     stored.write_text(json.dumps(records, indent=1))
     log(f"  replayed answers: {stored}")
@@ -558,7 +545,6 @@ def recheck(
     with_question: bool = True,
     support: float | None = None,
     answer_checks: tuple[Any, ...] | None = None,
-    doubt_max: float | None = None,
 ) -> "Verdict":
     """Which check turns the stored model answer away now ("" for none), the answer as it would be shown and
     the passages it would cite.
@@ -580,8 +566,6 @@ def recheck(
         support=grounding.SUPPORT_THRESHOLD if support is None else support,
         answer_checks=answer_checks,
         shape=intent.shape_of(record["question"]),
-        doubt=record.get("doubt"),
-        doubt_max=doubt_max,
     )
     cited = [record["passages"][number - 1] for number in grounded.markers]
     by = grounded.check.get("abstained_by", "")

@@ -8,7 +8,6 @@ import asyncio
 import atexit
 import functools
 import logging
-import math
 import threading
 import time
 from collections.abc import AsyncIterator, Callable
@@ -28,7 +27,6 @@ logger = logging.getLogger(__name__)
 # Without the model's own vocabulary a token is taken to be three characters: fewer than BPE
 # vocabularies average on English, so the estimate errs towards leaving a turn out.
 CHARS_PER_TOKEN_ESTIMATE = 3
-DOUBT_ALTERNATIVES = 5  # the alternatives asked for at each token (OpenAI allows up to 20)
 BROKEN_STREAM = "The chat model's answer broke off before it was finished."
 
 
@@ -87,78 +85,6 @@ async def chat_stream(messages: list[dict[str, str]], *, max_tokens: int) -> Asy
         if settings.METRICS_ENABLED:
             # In a thread: counting with the model's vocabulary and writing to Redis would hold the event loop.
             await asyncio.to_thread(usage_record, usage, messages)
-
-
-@dataclass
-class Doubt:
-    """How likely the model was to open its answer with the abstention sentence it was told to use, read
-    from the first tokens' log-probabilities (`doubt_of`): greedy decoding writes an answer when the
-    abstention is merely less likely, and a small model's answer to what the sources do not say is often
-    a close call."""
-
-    opening: str  # the abstention sentence's opening, as the model would write it ("I couldn't find")
-    tokens: list[tuple[str, dict[str, float]]] = field(default_factory=list)  # (chosen, its top alternatives)
-
-    def read(self, chunk_logprobs: object) -> None:
-        """Keep the first two tokens' alternatives from a streamed chunk's `logprobs` (OpenAI's shape)."""
-        for token in getattr(chunk_logprobs, "content", None) or []:
-            if len(self.tokens) < 2:
-                alternatives = {top.token: top.logprob for top in token.top_logprobs or []}
-                self.tokens.append((token.token, alternatives | {token.token: token.logprob}))
-
-    @property
-    def abstain(self) -> float | None:
-        """P(the answer begins as the abstention does): the first token's share on the abstention's path,
-        times the second's where the model took that path (else the first alone: an upper bound)."""
-        if not self.tokens:
-            return None
-        total = 0.0
-        chosen, first = self.tokens[0]
-        for token, logprob in first.items():
-            if not token or not self.opening.startswith(token):
-                continue
-            further = 1.0
-            if token == chosen and len(self.tokens) > 1:
-                further = sum(
-                    math.exp(second)
-                    for then, second in self.tokens[1][1].items()
-                    if (token + then).startswith(self.opening) or self.opening.startswith(token + then)
-                )
-            total += math.exp(logprob) * further
-        return min(1.0, total)
-
-
-async def doubt_of(messages: list[dict[str, str]], *, opening: str) -> float | None:
-    """`Doubt.abstain` for the prompt `messages`: its first two tokens asked for again, with their
-    log-probabilities. Asked after the answer, not with it: llama-cpp-python sorts the whole vocabulary
-    for each token's alternatives, which made every streamed token 2.2x as slow (130 -> 282 ms, this VM).
-    Not cheap either: the local server reads the prompt again (p50 6.0 s on four LoCoMo prompts,
-    `bench/RESULTS.md`), which is one reason `MODEL_DOUBT_ABSTAIN` is off. None when the server gives no
-    log-probabilities or fails: the answer then stands on the other checks."""
-    client = openai.AsyncOpenAI(
-        base_url=settings.OPENAI_BASE_URL,
-        api_key=settings.OPENAI_API_KEY,
-        timeout=float(settings.CHAT_TIMEOUT_SECONDS),
-        max_retries=0,
-    )
-    try:
-        response = await client.chat.completions.create(
-            model=settings.CHAT_MODEL,
-            messages=cast("list[ChatCompletionMessageParam]", messages),
-            temperature=0.0,
-            max_tokens=2,
-            logprobs=True,
-            top_logprobs=DOUBT_ALTERNATIVES,
-        )
-    except (openai.APIError, httpx2.HTTPError) as exc:
-        logger.warning("no log-probabilities from the chat model (%s): the answer is checked without its doubt", exc)
-        return None
-    finally:
-        await client.close()
-    doubt = Doubt(opening=opening)
-    if response.choices:
-        doubt.read(response.choices[0].logprobs)
-    return doubt.abstain
 
 
 @dataclass

@@ -315,10 +315,6 @@ async def _answer_events(
         )
         raise
     turn.mark("last_token")
-    doubt = None
-    if settings.MODEL_DOUBT_ABSTAIN < 1 and not _is_abstention("".join(parts)):
-        doubt = await llm.doubt_of(turn.prompt, opening=doubt_opening())
-        turn.mark("doubt")
     grounded = await _step(check_answer)(
         question=question,
         answer="".join(parts),
@@ -326,7 +322,6 @@ async def _answer_events(
         zone=user.zone,
         abstain_text=turn.abstain_text,
         shape=turn.shape,
-        doubt=doubt,
     )
     turn.mark("grounded")
     message = await _step(_answer_store)(turn=turn, text=grounded.text, hits=relevant, grounded=grounded)
@@ -946,34 +941,27 @@ def check_answer(
     answer_checks: Sequence[checks.Check] | None = None,
     abstain_text: str = ABSTAIN_TEXT,
     shape: str = intent.FACT,
-    doubt: float | None = None,
-    doubt_max: float | None = None,
 ) -> grounding.Grounded:
     """The answer as stored: sentences its passages support, with checked markers — or an abstention.
 
-    It abstains when the model did, or was at least `doubt_max` (default `MODEL_DOUBT_ABSTAIN`) likely
-    to (`doubt`, `chat.llm.Doubt`), when no sentence is supported (below `support`), or when one of
+    It abstains when the model did, when no sentence is supported (below `support`), or when one of
     `answer_checks` (default `checks.CHECKS`) that judges answers of the question's `shape` objects;
     the check's name and reason go in the record.
     An abstention reads `abstain_text`.
     """
     answer = answer.strip()
     model_answer = answer
-    doubted = {"doubt": round(doubt, 4)} if doubt is not None else {}
-    if doubt is not None and not _is_abstention(answer):
-        if doubt >= (settings.MODEL_DOUBT_ABSTAIN if doubt_max is None else doubt_max):
-            return grounding.Grounded(abstain_text, [], {"model_answer": answer, "abstained_by": "doubt", **doubted})
     if _is_abstention(answer):
         # A "when" question the model turned away may be answered by the date heading over the line
         # that tells it: small models do not tie "Sat 28 Nov" to the lines under it. Checked like any answer.
         dated = _under_a_date(question, hits, zone) if intent.asks_when(question) else None
         if dated is None:
-            return grounding.Grounded(abstain_text, [], {"model_answer": answer, "abstained_by": "model", **doubted})
+            return grounding.Grounded(abstain_text, [], {"model_answer": answer, "abstained_by": "model"})
         answer = dated
     # "(2 May 2023)" alone is also how passages resolve "yesterday": only a header with its anchor is unmistakable.
     headers = [_source_when(hit, zone) for hit in hits if anchor_label(hit.anchor) and "when" not in hit.anchor]
     grounded = grounding.ground(answer, [_as_read(hit, zone) for hit in hits], headers=headers, threshold=support)
-    check = {"model_answer": model_answer, **grounded.check, **doubted}
+    check = {"model_answer": model_answer, **grounded.check}
     check |= {"dated": answer} if answer != model_answer else {}
     if not grounded.text:
         return grounding.Grounded(abstain_text, [], {**check, "abstained_by": "check"})
@@ -1021,11 +1009,6 @@ def _under_a_date(
     words = line.strip(" -*•\t").split()
     told = " ".join(words[:DATED_LINE_MAX_WORDS]) + (" …" if len(words) > DATED_LINE_MAX_WORDS else "")
     return f"On {day:%A} {temporal.day_label(day)}: {told} [{number}]"
-
-
-def doubt_opening() -> str:
-    """How the model's abstention opens, as its first tokens would spell it ("I couldn't find")."""
-    return " ".join(MODEL_ABSTENTION.split()[:3])
 
 
 def _is_abstention(answer: str) -> bool:

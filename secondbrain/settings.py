@@ -457,10 +457,6 @@ SEARCH_MAX_K = 50
 # passages led it to answer absent facts and false premises), so 0.3 stays.
 RELEVANCE_MIN_SIMILARITY = float(env_str("RELEVANCE_MIN_SIMILARITY", "0.3"))
 ANSWER_CONTEXT_PASSAGES = 6
-# The model's own doubt: an answer is turned away when the model was at least this likely to open with
-# the abstention sentence instead (`chat.llm.Doubt`, from the first tokens' log-probabilities, which the
-# server is then asked for); 1 turns it off.
-MODEL_DOUBT_ABSTAIN = float(env_str("MODEL_DOUBT_ABSTAIN", "1"))
 
 # `text` (what `make run` shows): the usual line, an event's fields after it as key=value (logfmt);
 # `json`: one JSON object a line, for a log collector. Either way each request (secondbrain.request)

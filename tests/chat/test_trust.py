@@ -6,15 +6,13 @@ where a test needs a particular answer (an unsupported claim, a broken stream).
 """
 
 import asyncio
-import math
-from types import SimpleNamespace
 from typing import Any
 
 import pytest
 from asgiref.sync import async_to_sync
 
 from accounts.models import User
-from chat import llm, selectors, services
+from chat import selectors, services
 from chat.models import Conversation, Message
 from tests.factories import ApiClient
 from tests.scripted_model import Script, ScriptedModel
@@ -240,51 +238,3 @@ def test_a_question_that_got_no_answer_is_left_out_of_the_next_prompt(
     prompt = Message.objects.get(pk=done["message_id"]).trace["prompt"]
     assert [item["role"] for item in prompt] == ["system", "user"] and "Peru" not in str(prompt)
     assert not done["abstained"] and "12 May" in done["answer"]
-
-
-def test_an_answer_the_model_nearly_abstained_on_is_turned_away(
-    gardener: User, scripted_model: ScriptedModel, settings: Any
-) -> None:
-    settings.MODEL_DOUBT_ABSTAIN = 0.3
-    tokens = ["The tomatoes ", "go in ", "on 12 May ", "[1]."]
-    # Its first token: the answer at 0.55, the opening of "I couldn't find that in your notes." at 0.40.
-    scripted_model.script = Script(tokens=tokens, alternatives=[{"The tomatoes ": math.log(0.55), "I": math.log(0.4)}])
-    done = events_of(user=gardener, question="When do the tomatoes go in?")[-1]
-    assert done["abstained"] and "couldn't find" in done["answer"] and not done["citations"]
-    check = Message.objects.get(pk=done["message_id"]).citation_check
-    assert check["abstained_by"] == "doubt" and check["doubt"] == pytest.approx(0.4)
-    assert check["model_answer"].startswith("The tomatoes go in")
-    # Asked after the answer, for its first two tokens: the answer itself streams without them.
-    answer, doubt = scripted_model.script.bodies[-2:]
-    assert "logprobs" not in answer and answer["stream"] is True
-    assert doubt["logprobs"] is True and doubt["top_logprobs"] == 5 and doubt["max_tokens"] == 2
-    assert doubt["messages"] == answer["messages"]
-
-    # Sure of its answer (the abstention at 0.02): answered, with its citation.
-    scripted_model.script = Script(tokens=tokens, alternatives=[{"The tomatoes ": math.log(0.9), "I": math.log(0.02)}])
-    done = events_of(user=gardener, question="When do the tomatoes go in?")[-1]
-    assert not done["abstained"] and done["citations"], done["answer"]
-    assert Message.objects.get(pk=done["message_id"]).citation_check["doubt"] == pytest.approx(0.02)
-
-    # Off: the server is not asked for log-probabilities, and nothing is turned away for them.
-    settings.MODEL_DOUBT_ABSTAIN = 1
-    scripted_model.script = Script(tokens=tokens, alternatives=[{"The tomatoes ": math.log(0.55), "I": math.log(0.4)}])
-    done = events_of(user=gardener, question="When do the tomatoes go in?")[-1]
-    assert not done["abstained"] and scripted_model.script.requests == 1
-
-
-def test_the_doubt_follows_the_abstentions_opening_past_its_first_token() -> None:
-    def token(chosen: str, alternatives: dict[str, float]) -> SimpleNamespace:
-        top = [SimpleNamespace(token=text, logprob=math.log(p)) for text, p in alternatives.items()]
-        return SimpleNamespace(token=chosen, logprob=math.log(alternatives[chosen]), top_logprobs=top)
-
-    # "I ran 3.3 km": the first token is the abstention's too; the second tells them apart.
-    doubt = llm.Doubt(opening="I couldn't find")
-    doubt.read(SimpleNamespace(content=[token("I", {"I": 0.9, "You": 0.1})]))
-    doubt.read(SimpleNamespace(content=[token(" ran", {" ran": 0.7, " couldn": 0.2, " could": 0.1})]))
-    doubt.read(SimpleNamespace(content=[token(" 3", {" 3": 1.0, " couldn": 0.5})]))  # past the second: not read
-    assert doubt.abstain == pytest.approx(0.9 * (0.2 + 0.1))
-    # A server that gives no log-probabilities: no doubt to act on.
-    unread = llm.Doubt(opening="I couldn't find")
-    unread.read(None)
-    assert unread.abstain is None
