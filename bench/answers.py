@@ -236,21 +236,22 @@ def _events(response: Any) -> Iterator[tuple[str, dict[str, Any]]]:
             kind, data = "", ""
 
 
-def server_prompt_seconds(message_ids: list[int]) -> list[float]:
-    """Send each stored prompt to the model server again, `max_tokens=1`: the server's own reading time."""
+def server_prompt_seconds(message_ids: list[int]) -> dict[int, float]:
+    """Send each stored prompt to the model server again, `max_tokens=1`: the server's own reading time,
+    by message (those the model was asked for)."""
     import openai
     from django.conf import settings
 
     from chat.models import Message
 
     client = openai.OpenAI(base_url=settings.OPENAI_BASE_URL, api_key=settings.OPENAI_API_KEY, max_retries=0)
-    seconds = []
-    for message in Message.objects.filter(pk__in=message_ids).exclude(trace__prompt=None):
+    seconds = {}
+    for message in Message.objects.filter(pk__in=message_ids).exclude(trace__prompt=None).order_by("pk"):
         started = time.perf_counter()
         client.chat.completions.create(
             model=settings.CHAT_MODEL, messages=message.trace["prompt"], max_tokens=1, temperature=0.0
         )
-        seconds.append(time.perf_counter() - started)
+        seconds[message.pk] = time.perf_counter() - started
     return seconds
 
 
@@ -531,7 +532,7 @@ def replay_file(path: Path, *, log: Any = print) -> Path:
     firsts = [record["first_token"] for record in records if record.get("first_token") is not None]
     if firsts:
         log(
-            f"  first token p50 {statistics.median(firsts):.2f} s, p95 {percentile(firsts, 95):.2f} s ({len(firsts)} answers)"
+            f"  first token p50 {statistics.median(firsts):.2f} s, p95 {percentile(firsts, 0.95):.2f} s ({len(firsts)} answers)"
         )
     stored = path.with_name(f"{path.stem}-replayed-{settings.CHAT_MODEL}.json")
     stored.write_text(json.dumps(records, indent=1))
@@ -710,7 +711,9 @@ def main(argv: list[str] | None = None) -> None:
         return
     with in_process() as base_url:
         outcomes = run(base_url, args.per_category, categories)
-        server_seconds = server_prompt_seconds([o.message_id for o in outcomes if o.message_id and not o.abstained])
+        server_seconds = list(
+            server_prompt_seconds([o.message_id for o in outcomes if o.message_id and not o.abstained]).values()
+        )
         from django.conf import settings
 
         which = "" if categories == tuple(CATEGORIES) else "-category-" + "".join(map(str, categories))

@@ -36,7 +36,7 @@ from datetime import time as clock
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from bench.answers import ablations, ask_streamed, recheck, replayed, stored_answer
+from bench.answers import ablations, ask_streamed, recheck, replayed, server_prompt_seconds, stored_answer
 from bench.common import percentile
 from bench.connections import in_process
 from bench.locomo import PASSWORD, Api, HttpApi, _ok, wait_for_jobs
@@ -191,7 +191,11 @@ def run(base_url: str, *, types: set[str] | None = None, log: Any = print) -> li
     return results
 
 
-def report(results: list[tuple[Answer, bool]], log: Any = print) -> None:
+def report(
+    results: list[tuple[Answer, bool]], server_seconds: dict[int, float] | None = None, log: Any = print
+) -> None:
+    """The pass rates by half and type, the first tokens by route, and the model server's own on the
+    prompts the model was asked (`server_seconds`, by message) beside the app's on the same, when measured."""
     log("First week, answers that meet their question's rule:")
     for half in ("tune", "confirm"):
         rows = [(answer, ok) for answer, ok in results if answer.question.half == half]
@@ -206,6 +210,14 @@ def report(results: list[tuple[Answer, bool]], log: Any = print) -> None:
             if first:
                 log(f"    first token, {route}: p50 {statistics.median(first):.2f} s, "
                     f"p95 {percentile(first, 0.95):.2f} s ({len(first)} answers)")  # fmt: skip
+    if server_seconds:
+        first = [
+            answer.first_token for answer, _ in results if answer.message_id in server_seconds and answer.first_token
+        ]
+        app, server = statistics.median(first), statistics.median(server_seconds.values())
+        log(f"  first token where the model was asked, both halves: p50 {app:.2f} s; the model server alone on the "
+            f"same prompts (max_tokens=1): p50 {server:.2f} s, p95 {percentile(list(server_seconds.values()), 0.95):.2f} s "
+            f"(the app x{app / server:.2f}, {len(first)} answers)")  # fmt: skip
 
 
 def dump(results: list[tuple[Answer, bool]], path: Path) -> None:
@@ -304,7 +316,8 @@ def main(argv: list[str] | None = None) -> None:
 
         stored = Path(settings.BASE_DIR) / "var" / "bench" / f"firstweek-{settings.CHAT_MODEL}.json"
         dump(results, stored)
-    report(results)
+        server_seconds = server_prompt_seconds([answer.message_id for answer, _ in results if answer.message_id])
+    report(results, server_seconds)
     print(f"  answers and passages: {stored} (python -m bench firstweek --regrade {stored} --ablate)")
 
 

@@ -438,9 +438,12 @@ def llm_spawn(stack: Stack) -> Callable[[], None] | None:
     # no error, as soon as another request waits; under two people asking at once the first got an
     # empty answer, which the app could only turn into "I couldn't find that" (bench/load.py: 17 of
     # 18 answers, 5 chats). Off, requests wait their turn for the one model.
+    # logits_all: the server's default (True) computes and keeps the vocabulary's 151,936 scores for
+    # every prompt token, which only log-probabilities need; off, the first token came 13-18 % sooner on
+    # the first week's prompts, every answer the same (bench/RESULTS.md), and 2.5 GB of scores go unheld.
     server_flags = flags(
         model=str(model_path), model_alias=alias, host="127.0.0.1", port=str(port), n_ctx=stack.env.get("CHAT_CONTEXT_TOKENS") or "4096",
-        n_threads=threads, n_threads_batch=threads, verbose="False", interrupt_requests="False",
+        n_threads=threads, n_threads_batch=threads, verbose="False", interrupt_requests="False", logits_all="False",
     )  # fmt: skip
     # llama_cpp.server reads its settings from the environment too, and PORT or HOST there beat
     # the flags: `PORT=8001 make run` would put the model server on the web server's port.

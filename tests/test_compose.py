@@ -87,6 +87,7 @@ def test_the_chat_model_server_serves_the_configured_model() -> None:
     assert Path(settings.CHAT_MODEL_PATH).name in llm
     assert f"--model_alias {settings.CHAT_MODEL}" in llm
     assert "--interrupt_requests False" in llm  # a second question waits; it does not cut the first answer
+    assert "--logits_all False" in llm  # as `make run` starts it: the first token sooner
 
 
 def test_sign_up_stays_closed_unless_the_environment_opens_it() -> None:
