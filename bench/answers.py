@@ -470,7 +470,6 @@ def ablations() -> list[tuple[str, dict[str, Any]]]:
         ("all checks", {"answer_checks": CHECKS}),
         *((f"without {left.name}", {"answer_checks": tuple(c for c in CHECKS if c is not left)}) for left in CHECKS),
         ("detail in any source", with_detail(within_source=False)),
-        ("detail with names", with_detail(with_names=True)),
         ("no checks", {"answer_checks": ()}),
     ]
 

@@ -489,7 +489,6 @@ def missing_details(
     common: int = DETAIL_COMMON_WORDS,
     min_coverage: float = DETAIL_MIN_COVERAGE,
     within_source: bool = True,
-    with_names: bool = False,
 ) -> list[str]:
     """The rare words of `question` that none of `passages` has, when a passage line speaks to `answer`.
 
@@ -503,7 +502,6 @@ def missing_details(
     "*pursuing*") are left out, since questions paraphrase what people do; a word counts as present
     when a passage has it with another ending ("snake"/"snakes", "adopt"/"adoption") or with a typo.
     A word of dislike ("hate", "least", `_STANCES`) counts however common it is, and wherever it stands.
-    With `with_names`, so does a name the question takes for granted ("the hotel in *Copenhagen*").
     An empty list means the check has no objection.
     """
     names = {name.lower() for name in names_in(question)}
@@ -528,10 +526,7 @@ def missing_details(
     ]
     text = " ".join(passages)
     stances = [stance for stance, spelt in _STANCES.items() if spelt.search(question) and not spelt.search(text)]
-    # "Mel" for the speaker Melanie is her name, shortened.
-    spelled = {name.lower() for name in names_in(spelled_out(question, passages))} if with_names else set()
-    absent = [name for name in sorted(spelled) if not _has_word(name, available)]
-    return rare + stances + absent
+    return rare + stances
 
 
 def _of_the_answers_source(
@@ -627,7 +622,6 @@ def detail(
     common: int = DETAIL_COMMON_WORDS,
     min_coverage: float = DETAIL_MIN_COVERAGE,
     within_source: bool = True,
-    with_names: bool = False,
 ) -> str | None:
     missing = missing_details(
         question,
@@ -636,7 +630,6 @@ def detail(
         common=common,
         min_coverage=min_coverage,
         within_source=within_source,
-        with_names=with_names,
     )
     if missing:
         return f"The passages never mention {', '.join(repr(word) for word in missing)}."
