@@ -57,7 +57,6 @@ class _Packer:
     current: list[tuple[str, str]] = field(default_factory=list)  # (separator before it, text)
     words: int = 0
     heading: tuple[str, ...] = ()
-    only_overlap: bool = False
 
     def add(self, unit: str, heading: tuple[str, ...], *, separator: str = "\n\n") -> None:
         size = _count(unit)
@@ -65,13 +64,9 @@ class _Packer:
             self.flush(carry=False)
             self.heading = heading
         elif self.current and self.words + size > self.max_words:
-            if self.only_overlap:  # the seam sentence alone would be a duplicate chunk
-                self.current, self.words = [], 0
-            else:
-                self.flush(carry=True)
+            self.flush(carry=True)
         self.current.append((separator, unit))
         self.words += size
-        self.only_overlap = False
 
     def take(self) -> list[Piece]:
         """The pieces finished since the last call."""
@@ -84,11 +79,11 @@ class _Packer:
         text = self.current[0][1] + "".join(separator + unit for separator, unit in self.current[1:])
         self.pieces.append(Piece(text=text.strip(), heading=self.heading))
         separator, last = self.current[-1]
-        # Inside a split paragraph the seam sentence is repeated at the start of the next chunk.
-        keep = last if separator == " " else ""
+        # Inside a split paragraph the seam sentence is repeated at the start of the next chunk; not
+        # when it was the whole chunk, which the next would then hold entire (a wasted search result).
+        keep = last if separator == " " and len(self.current) > 1 else ""
         self.current = [("", keep)] if carry and keep and _count(keep) <= self.overlap_words else []
         self.words = sum(_count(unit) for _, unit in self.current)
-        self.only_overlap = bool(self.current)
 
 
 def chunk_markdown(

@@ -55,6 +55,23 @@ def test_no_chunk_is_only_the_overlap_of_its_neighbour() -> None:
     assert len(set(texts)) == len(texts)
 
 
+def test_no_passage_lies_whole_inside_the_next_one() -> None:
+    """A sentence flushed alone (it and the next would pass the budget) is not carried as the next
+    passage's seam: the search would return the same words twice (seen on the register PDF's page 2)."""
+    from ingestion.chunking import chunk_text
+
+    twelve = "The STS provides automatic trim of the horizontal stabilizer during manual flight."
+    fifty = "It compares the elevator position " + "with the position that would be needed " * 6 + "for trim."
+    twenty_eight = "The system was added " + "so that the handling stays the same " * 3 + "across its range of weights."
+    forty_one = "It stops as soon as a pilot uses the switches " + "and it starts again later " * 6 + "on its own."
+    page = " ".join([twelve, fifty, twenty_eight, forty_one, twelve])
+    pieces = [" ".join(piece.text.split()) for piece in chunk_text(page)]
+    assert all(len(piece.split()) <= 60 + 40 for piece in pieces)
+    for before, after in zip(pieces, pieces[1:], strict=False):
+        assert before not in after
+    assert any(twenty_eight in piece for piece in pieces)
+
+
 def test_plain_text_keeps_hash_lines_and_fences_as_text() -> None:
     from ingestion.chunking import chunk_text
 
@@ -153,6 +170,7 @@ def test_a_passage_of_one_sentence_has_none_of_its_own_and_a_long_one_at_most_th
             ["a paragraph of 120 words", "typed in lower case", "wrapped prose"],
         ),
         ("0017_rechunk_notes_typed_in_lower_case", ["typed in lower case"]),
+        ("0020_rechunk_without_whole_seams", ["a paragraph of 120 words"]),
     ],
 )
 def test_a_rechunking_migration_queues_again_only_the_notes_it_changes(
