@@ -83,6 +83,27 @@ def highlight(text: str, query: str = "") -> SafeString:
     return mark_safe("".join(parts))  # noqa: S308 — every part escaped above
 
 
+@register.filter
+def excerpt(text: str, words: int = 40) -> SafeString:
+    """A passage's first `words` words, escaped, its line breaks kept: a note typed line by line reads
+    as its lines (Django's `truncatewords` joins them into one run-on line), with "…" where it was cut."""
+    kept: list[str] = []
+    left = words
+    for line in (text or "").splitlines():
+        line_words = line.split()
+        if not line_words:
+            continue
+        if left <= 0:  # the budget ended with the line before
+            kept[-1] += " …"
+            break
+        kept.append(" ".join(line_words[:left]))
+        left -= len(line_words)
+        if left < 0:
+            kept[-1] += " …"
+            break
+    return mark_safe("<br>".join(str(escape(line)) for line in kept))  # noqa: S308 — every line escaped
+
+
 @cache
 def _markdown() -> MarkdownIt:
     # CommonMark with tables and strikethrough, raw HTML off. Reference definitions are off too:

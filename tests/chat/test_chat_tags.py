@@ -4,7 +4,7 @@ from html.parser import HTMLParser
 
 import pytest
 
-from chat.templatetags.chat_tags import cite_links, sanitize
+from chat.templatetags.chat_tags import cite_links, excerpt, sanitize
 
 SAFE_TAGS = {"p", "br", "strong", "em", "code", "pre", "a", "ul", "ol", "li", "blockquote"}
 
@@ -89,3 +89,18 @@ def test_the_sanitizer_drops_any_address_off_this_site(href: str) -> None:
     assert (
         Elements(str(sanitize('<a href="/sources/7/#chunk-42">[1]</a>'))).found[0][1]["href"] == "/sources/7/#chunk-42"
     )
+
+
+def test_a_citation_card_keeps_the_lines_of_a_note_typed_line_by_line() -> None:
+    note = "Car service 12 Nov\nbrakes done, €262\ntyres need replacing <soon>\n\nasked about the wipers"
+    shown = excerpt(note, 40)
+    assert (
+        shown
+        == "Car service 12 Nov<br>brakes done, €262<br>tyres need replacing &lt;soon&gt;<br>asked about the wipers"
+    )
+
+
+def test_a_long_passage_is_cut_at_the_word_budget_with_an_ellipsis() -> None:
+    assert excerpt("one two three\nfour five six\nseven", 4) == "one two three<br>four …"
+    assert excerpt("one two three\nfour\nfive", 4) == "one two three<br>four …"
+    assert excerpt("one two three four", 4) == "one two three four"
