@@ -27,8 +27,12 @@ BRAKES = (
          "Imperialism is never administered through diplomacy or military force [1].", IMPERIALISM, True),
         ("What isn't imperialism administered through?",
          "Imperialism is administered through diplomacy or military force [1].", IMPERIALISM, True),
+        ("What isn’t imperialism administered through?",  # a phone's curly apostrophe
+         "Imperialism is administered through diplomacy or military force [1].", IMPERIALISM, True),
         # Both deny: the answer is the one asked for.
         ("What did the technician not replace?", "He did not replace the rear tyres [1].", BRAKES, False),
+        ("What didn’t the technician replace?", "He didn’t replace the rear tyres [1].", BRAKES.replace("did not", "didn’t"),
+         False),
         # The question denies nothing: the check has no opinion.
         ("By what means is imperialism administered?",
          "Imperialism is administered through diplomacy or military force [1].", IMPERIALISM, False),
