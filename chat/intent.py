@@ -82,7 +82,7 @@ _ABOUT_THE_ASSISTANT = frozenset(
     "assistant human robot real person remember memory earlier previous chats chat conversations "
     "conversation know see read access other others people anyone someone everyone else share shared "
     "trained train made built work works use using uses numbers brackets square citations cite links "
-    "sure accurate trust wrong mistakes guess invent make up".split()
+    "sure accurate trust wrong mistakes guess invent make up help find finding".split()
 )
 _ADDRESSED = re.compile(r"\b(?:you|your|yours)\b|\bmy (?:notes|data|files|documents|sources|stuff|things|chats)\b")
 _CLAUSES = re.compile(r"[,.!?;:…]+|\s+-\s+|\s+—\s+")

@@ -201,6 +201,7 @@ def test_a_pronoun_with_no_one_before_it_is_a_follow_up(question: str) -> None:
         "Do you remember our earlier chats?",
         "how do you know this stuff?",
         "are my notes stored in the cloud?",
+        "can you help me find things in my notes?",
     ],
 )
 def test_acknowledgements_and_questions_about_the_assistant_are_conversation(message: str) -> None:
@@ -218,6 +219,7 @@ def test_acknowledgements_and_questions_about_the_assistant_are_conversation(mes
         "Where did I get the brown bread recipe from?",
         "do you remember what the plumber charged?",
         "Can you find the guest wifi password?",
+        "Can you help me find the plumber's number?",
         "Which model of bike did I buy?",
         "what did Rebecca say about the data model?",
         "Are my notes on the garden up to date?",
