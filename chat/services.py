@@ -958,8 +958,13 @@ def check_answer(
         if dated is None:
             return grounding.Grounded(abstain_text, [], {"model_answer": answer, "abstained_by": "model"})
         answer = dated
-    # "(2 May 2023)" alone is also how passages resolve "yesterday": only a header with its anchor is unmistakable.
-    headers = [_source_when(hit, zone) for hit in hits if anchor_label(hit.anchor) and "when" not in hit.anchor]
+    # "(2 May 2023)" alone is also how passages resolve "yesterday": only a header with its anchor, or with its
+    # title ("Tallyfern second interview (28 November 2026)"), is unmistakable.
+    headers = [
+        _source_when(hit, zone) if anchor_label(hit.anchor) else _source_header(hit, zone)
+        for hit in hits
+        if "when" not in hit.anchor
+    ]
     grounded = grounding.ground(answer, [_as_read(hit, zone) for hit in hits], headers=headers, threshold=support)
     check = {"model_answer": model_answer, **grounded.check}
     check |= {"dated": answer} if answer != model_answer else {}

@@ -226,6 +226,31 @@ def test_an_answer_that_copies_a_sources_header_is_no_answer(gardener: User, scr
     assert check["abstained_by"] == "check" and check["sentences"][0]["copied_header"]
 
 
+CAR_NOTE = """car brakes
+dropped the car at Kelly's garage on the way to work
+Jamie (the technician) said the front pads were down to 2mm, replaced them + wipers
+charged 240 for the pads, 262 all in"""
+
+
+def test_an_answer_that_copies_the_header_of_a_note_without_headings_is_no_answer(
+    celery_worker: None, scripted_model: ScriptedModel
+) -> None:
+    user = User.objects.create_user("driver", password="x-long-enough-Passw0rd")
+    note_of(user, CAR_NOTE)
+    hit = selectors.retrieve(owner=user, query="Who replaced the brake pads?", k=3).hits[0]
+    assert not hit.anchor.get("heading")  # typed line by line: its header is its title and day alone
+    header = services._source_header(hit, user.zone)
+    scripted_model.script = Script(tokens=[header, " [1]"])
+    done = events_of(user=user, question="Who replaced the brake pads?")[-1]
+    assert done["abstained"] and not done["citations"], done["answer"]
+    check = Message.objects.get(pk=done["message_id"]).citation_check
+    assert check["abstained_by"] == "check" and check["sentences"][0]["copied_header"]
+
+    scripted_model.script = Script(tokens=["Jamie, the technician at Kelly's garage, replaced them [1]."])
+    done = events_of(user=user, question="Who replaced the brake pads?")[-1]
+    assert not done["abstained"] and "Jamie" in done["answer"] and done["citations"], done["answer"]
+
+
 def test_a_question_that_got_no_answer_is_left_out_of_the_next_prompt(
     gardener: User, scripted_model: ScriptedModel
 ) -> None:
