@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import NamedTuple
 
+from chat import kinds
 from chat.grounding import SENTENCE, STOPWORDS, WORD, content_words, without_markers
 from chat.intent import FACT, LIST, SUMMARY
 from ingestion.chunking import line_units
@@ -566,7 +567,8 @@ def _salient_words(question: str, names: set[str]) -> list[str]:
 
 
 def _has_word(word: str, available: set[str]) -> bool:
-    """`word`, another form of it (one is a prefix of the other, 5 letters or more), or it with a typo."""
+    """`word`, another form of it (one is a prefix of the other, 5 letters or more), it with a typo, or a
+    word that says it: a synonym or a kind of it ("naproxen" for "medication", `chat.kinds`)."""
     if word in available:
         return True
     stem = _stem(word)
@@ -576,7 +578,7 @@ def _has_word(word: str, available: set[str]) -> bool:
             return True
         if abs(len(word) - len(other)) <= 1 and len(word) >= 4 and _one_typo(word, other):
             return True
-    return False
+    return kinds.says_any(word, available - STOPWORDS)  # WordNet's "who" is the World Health Organization
 
 
 def _one_typo(word: str, other: str) -> bool:

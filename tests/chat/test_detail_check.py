@@ -150,3 +150,24 @@ def test_a_detail_only_another_source_tells_is_missing_from_the_answers_source()
     # Told in the same note as the password, it is answered.
     trip = TRIP + "\nsauna door code / password: 4471"
     assert missing_details(question, "The sauna's password is 4471 [2].", [HOME_WIFI, trip]) == []
+
+
+def test_a_word_for_the_same_thing_or_a_kind_of_it_is_not_a_missing_detail() -> None:
+    # A person's notes say it their way: the question's medication is the note's naproxen.
+    gp = "GP, Tuesday\nshoulder still sore. rx naproxen 500mg 2x/day with food + omeprazole"
+    question = "What medication did the doctor put me on for my shoulder?"
+    assert missing_details(question, "Naproxen 500mg twice a day.", [gp]) == []
+    dentist = "Dentist\nchipped filling lower left, back molar. Booked for the 9th at 10:30."
+    assert (
+        missing_details("Which tooth is the dentist going to look at?", "The back molar, lower left.", [dentist]) == []
+    )
+    plumber = "Plumber\nupstairs toilet keeps running: the fill valve in the cistern is shot."
+    assert missing_details("What's wrong with the upstairs loo?", "The fill valve is shot.", [plumber]) == []
+
+
+def test_a_word_of_the_same_family_is_still_another_detail() -> None:
+    # Siblings in WordNet are not the same thing: a zoo is not an aquarium, turtles are not snakes.
+    zoo = "Lena: We took the kids to the zoo on Saturday - the penguins were the hit of the day."
+    assert missing_details("What did Lena see at the aquarium?", "The penguins.", [zoo]) == ["aquarium"]
+    snakes = "Priya: I've had my turtles for 3 years now, and a pair of geckos."
+    assert missing_details("For how long has Priya had her snakes?", "3 years.", [snakes]) == ["snakes"]

@@ -1,0 +1,171 @@
+"""Whether a word of a note says a noun of the question: the same thing, or a kind of it (WordNet's nouns).
+
+"What medication did the doctor put me on?" asked of a note that says "rx naproxen 500mg": naproxen is
+a kind of medication, so the note speaks of the question's medication. "Which tooth is the dentist
+going to look at?" — a molar is a tooth. "What's wrong with the upstairs loo?" — a loo is a toilet.
+But a grandma is not a grandpa, a turtle not a snake, a zoo not an aquarium: words of the same
+family that are not the same thing, which word vectors put as close together as synonyms (MiniLM:
+mechanic–technician 0.58, dog–cat 0.66). WordNet tells the two apart by its relations:
+
+- the same synset (synonyms: "sofa" / "couch");
+- the note's word is a kind of the question's, at any depth ("naproxen" → NSAID → … → medication);
+- the question's word is a kind of the note's, one step up only ("loo" → toilet): a note that says
+  only "reptile" does not say "snake".
+
+Only nouns count: verbs' relations are loose ("rule" is a way to "declare"), and the words people
+paraphrase in a question are things. Only a word's usual senses count: those tagged in WordNet's
+sense-tagged texts, or all of them when none is ("queen" is also a king.n.02, "a competitor who holds a
+preeminent position", never tagged so). The table is derived from WordNet 3.0 (Princeton University, the WordNet 3.0 licence in
+`wordnet_LICENSE`) by `python -m chat.kinds build /usr/share/wordnet` (Debian's `wordnet-base`).
+"""
+
+from __future__ import annotations
+
+import functools
+import gzip
+import io
+import re
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+TABLE = Path(__file__).with_name("wordnet_kinds.txt.gz")
+
+# WordNet's rules for a noun's singular (morphy), after its exception list ("teeth" → "tooth").
+_ENDINGS = (
+    ("s", ""),
+    ("ses", "s"),
+    ("xes", "x"),
+    ("zes", "z"),
+    ("ches", "ch"),
+    ("shes", "sh"),
+    ("men", "man"),
+    ("ies", "y"),
+)
+_POINTERS = {"@", "@i"}  # hypernym, instance hypernym
+
+
+@dataclass(frozen=True)
+class _Table:
+    senses: dict[str, tuple[int, ...]]  # a word's usual synsets
+    parents: dict[int, tuple[int, ...]]  # a synset's hypernyms
+    bases: dict[str, tuple[str, ...]]  # irregular forms: "teeth" → ("tooth",)
+
+
+@functools.cache
+def _table() -> _Table:
+    senses: dict[str, tuple[int, ...]] = {}
+    parents: dict[int, tuple[int, ...]] = {}
+    bases: dict[str, tuple[str, ...]] = {}
+    with gzip.open(TABLE, "rt", encoding="utf-8") as lines:
+        for line in lines:
+            kind, key, values = line.rstrip("\n").split("\t")
+            if kind == "w":
+                senses[key] = tuple(int(value) for value in values.split(","))
+            elif kind == "p":
+                parents[int(key)] = tuple(int(value) for value in values.split(","))
+            elif kind == "x":
+                bases[key] = tuple(values.split(","))
+    return _Table(senses, parents, bases)
+
+
+@functools.lru_cache(maxsize=65536)
+def _senses(word: str) -> frozenset[int]:
+    """The usual synsets of `word` in any of its forms ("molars", "teeth", "prescribed")."""
+    table = _table()
+    word = word.lower()
+    forms = {word, *table.bases.get(word, ())}
+    forms.update(word[: -len(ending)] + base for ending, base in _ENDINGS if word.endswith(ending))
+    return frozenset(sense for form in forms for sense in table.senses.get(form, ()))
+
+
+@functools.lru_cache(maxsize=65536)
+def _kinds_of(word: str) -> frozenset[int]:
+    """Every synset `word` is a kind of, its own included."""
+    parents = _table().parents
+    seen: set[int] = set()
+    todo = list(_senses(word))
+    while todo:
+        sense = todo.pop()
+        if sense not in seen:
+            seen.add(sense)
+            todo.extend(parents.get(sense, ()))
+    return frozenset(seen)
+
+
+@functools.lru_cache(maxsize=65536)
+def _asked(word: str) -> frozenset[int]:
+    """What a note's word may be to say `word`: its synsets and, one step up, what they are kinds of."""
+    parents = _table().parents
+    own = _senses(word)
+    return own | {parent for sense in own for parent in parents.get(sense, ())}
+
+
+def says(word: str, other: str) -> bool:
+    """Whether `other` (in a note) says `word` (in a question): a synonym, a kind of it, or one step up."""
+    asked = _asked(word)
+    if not asked:
+        return False
+    own = _senses(word)
+    return bool(_kinds_of(other) & own) or bool(_senses(other) & asked)
+
+
+def says_any(word: str, others: set[str]) -> bool:
+    """Whether one of `others` says `word`. Words of one or two letters are left out: WordNet's "a" is an
+    ampere and "in" an inch."""
+    return bool(_asked(word)) and any(says(word, other) for other in others if len(other) > 2 and other.isalpha())
+
+
+# --- Building the table from WordNet's database files ----------------------------------------------
+
+
+def build(wordnet: Path, out: Path = TABLE) -> None:
+    """Write the table from a WordNet 3.0 `dict` directory (its index.noun, data.noun and noun.exc)."""
+    ids: dict[int, int] = {}  # a synset's byte offset in data.noun → its number here
+
+    def synset(offset: str) -> int:
+        return ids.setdefault(int(offset), len(ids))
+
+    senses: dict[str, list[int]] = {}
+    for line in (wordnet / "index.noun").read_text(encoding="utf-8").splitlines():
+        if line.startswith(" ") or not line:
+            continue  # the licence at the top
+        fields = line.split()
+        lemma, count, pointers = fields[0], int(fields[2]), int(fields[3])
+        if not re.fullmatch(r"[a-z][a-z'-]*", lemma):
+            continue  # phrases ("ice_cream"), numbers and names with capitals stay out
+        tagged = int(fields[5 + pointers])
+        offsets = fields[6 + pointers : 6 + pointers + count]
+        usual = offsets[:tagged] or offsets  # untagged senses come in no order of use
+        senses[lemma] = [synset(offset) for offset in usual]
+    parents: dict[int, list[int]] = {}
+    for line in (wordnet / "data.noun").read_text(encoding="utf-8").splitlines():
+        if line.startswith(" ") or not line:
+            continue
+        fields = line.split(" | ", 1)[0].split()  # offset, lexicographer file, "n", words (hex), the words, …
+        at = 4 + 2 * int(fields[3], 16)
+        own = synset(fields[0])
+        for index in range(int(fields[at])):  # each pointer: its symbol, offset, part of speech and words
+            symbol, offset = fields[at + 1 + 4 * index : at + 3 + 4 * index]
+            if symbol in _POINTERS:
+                parents.setdefault(own, []).append(synset(offset))
+    bases: dict[str, list[str]] = {}
+    for line in (wordnet / "noun.exc").read_text(encoding="utf-8").splitlines():
+        form, *lemmas = line.split()
+        known = [lemma for lemma in lemmas if lemma in senses]
+        if known and form.isalpha():
+            bases[form] = known
+    # No time stamp in the gzip header: the same WordNet gives the same bytes.
+    with gzip.GzipFile(out, "wb", compresslevel=9, mtime=0) as packed, io.TextIOWrapper(packed, "utf-8") as table:
+        for lemma, numbers in sorted(senses.items()):
+            table.write(f"w\t{lemma}\t{','.join(map(str, numbers))}\n")
+        for number, numbers in sorted(parents.items()):
+            table.write(f"p\t{number}\t{','.join(map(str, numbers))}\n")
+        for form, lemmas in sorted(bases.items()):
+            table.write(f"x\t{form}\t{','.join(lemmas)}\n")
+
+
+if __name__ == "__main__":
+    if len(sys.argv) != 3 or sys.argv[1] != "build":
+        sys.exit("usage: python -m chat.kinds build WORDNET_DICT_DIR")
+    build(Path(sys.argv[2]))
