@@ -172,8 +172,10 @@ class Order:
     kind: str | None = None  # only notes, PDFs or recordings ("my latest recording")
 
 
-def read(message: str, previous: tuple[str, str] | None = None) -> Intent:
-    """The intent of `message`; `previous` is the conversation's last question and its answer, if any."""
+def read(message: str, previous: tuple[str, str] | None = None, *, assume_follow_up: bool = False) -> Intent:
+    """The intent of `message`; `previous` is the conversation's last question and its answer, if any.
+    With `assume_follow_up`, a question is read as a follow-up of `previous` though nothing in it points
+    back ("How many kids have said yes so far?" after "When is Finn's party?")."""
     acts = conversation_acts(message)
     if acts:
         return Intent(CONVERSATION, acts=acts)
@@ -184,7 +186,7 @@ def read(message: str, previous: tuple[str, str] | None = None) -> Intent:
         kind, shape = kind or "pdf", shape_of(rest) if names_a_topic(rest) else SUMMARY
     else:
         shape = shape_of(message)
-    if previous is not None and is_follow_up(message):
+    if previous is not None and (assume_follow_up or is_follow_up(message)):
         search = standalone(message, *previous)
         return Intent(QUESTION, search=search, follow_up=True, shape=shape, source_kind=kind, order=order, page=page)
     return Intent(QUESTION, search=message, shape=shape, source_kind=kind, order=order, page=page)

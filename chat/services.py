@@ -262,6 +262,9 @@ async def _answer_events(
             yield event
         return
     relevant = _relevant(turn.retrieval)
+    if not relevant and await _step(_retrieve_as_follow_up)(turn=turn, user=user, ignore_dates=ignore_dates):
+        yield {"type": "stage", "stage": "follow_up", "text": f"Read as a follow-up: {turn.intent.search}"}
+        relevant = _relevant(turn.retrieval)
     if relevant and turn.intent.shape == intent.SUMMARY and not turn.retrieval.pointed:
         relevant = await _step(_read_whole)(user=user, hits=relevant, k=turn.context_passages)
     if turn.selection is None:  # a selection's own passages come first, then their neighbours
@@ -412,10 +415,10 @@ def _event_opening(text: str) -> str:
     return ", ".join(part for part in (lines[0] if lines else "", place) if part)
 
 
-def _intent_of(*, turn: _Turn) -> Intent:
+def _intent_of(*, turn: _Turn, assume_follow_up: bool = False) -> Intent:
     """The message's intent, read with the conversation's previous question and its answer — except a
     question about a selection, which is read on its own: the selection, not the turn before, is what
-    "this" and "it" point at."""
+    "this" and "it" point at. `assume_follow_up`: see `intent.read`."""
     if turn.selection is not None:
         return intent.read(turn.question.content, None)
     earlier = Message.objects.filter(conversation=turn.conversation, id__lt=turn.question.pk).order_by("-id")
@@ -425,7 +428,30 @@ def _intent_of(*, turn: _Turn) -> Intent:
         reply = earlier.filter(role=Message.Role.ASSISTANT, id__gt=previous_question.pk).order_by("id").first()
         answer = reply.content if reply is not None and not reply.abstained else ""
         previous = (previous_question.content, answer)
-    return intent.read(turn.question.content, previous)
+    return intent.read(turn.question.content, previous, assume_follow_up=assume_follow_up)
+
+
+def _retrieve_as_follow_up(*, turn: _Turn, user: User, ignore_dates: bool) -> bool:
+    """Whether the question, which found nothing on its own, finds passages read as a follow-up of the
+    conversation's last question: "How many kids have said yes so far?" after "When is Finn's party?"
+    points back at the party without a word for it. If so, the turn takes that reading and its passages."""
+    assert turn.intent is not None and turn.retrieval is not None
+    if turn.selection is not None or turn.intent.follow_up or turn.intent.kind != intent.QUESTION:
+        return False
+    again = _intent_of(turn=turn, assume_follow_up=True)
+    if not again.follow_up:
+        return False  # the first question of its conversation
+    alone = turn.intent
+    turn.intent = again
+    retrieval = _retrieve(turn=turn, user=user, ignore_dates=ignore_dates)
+    found = _relevant(retrieval) if retrieval.mode != "temporal" else []
+    # The last question's words find its own passages again: they must share a word with this question
+    # too ("kids" in the party's note), or "What's the capital of Peru?" would be read as about the party.
+    if not checks.stems(turn.question.content) & checks.stems(" ".join(hit.text for hit in found)):
+        turn.intent = alone
+        return False
+    turn.retrieval = retrieval
+    return True
 
 
 def _conversation_reply(*, user: User, acts: tuple[str, ...]) -> str:

@@ -511,3 +511,41 @@ def test_a_listing_of_days_to_come_shows_the_note_that_speaks_of_them(
     # Written on one day and speaking of another: a listing of the day it was written still shows it whole.
     that_day = events_of(user=user, question="What did I note down 3 days ago?")[-1]
     assert "Roadmap review went fine" in that_day["answer"], that_day["answer"]
+
+
+PARTY_NOTE = """Ella's party
+Sat 14th, 3-5pm at the climbing wall, booked for up to 10 kids, €150
+coming (6 so far): Ava, Sam, Noor, Luca, Grace, Tom
+no reply yet from the twins"""
+
+
+def test_a_question_that_finds_nothing_alone_is_read_as_a_follow_up_when_that_finds_its_words(
+    celery_worker: None, scripted_model: ScriptedModel
+) -> None:
+    user = User.objects.create_user("host", password="x-long-enough-Passw0rd")
+    note_of(user, GARDEN_NOTE)
+    note_of(user, PARTY_NOTE)
+    scripted_model.script = Script(tokens=["Ella's party is on Saturday the 14th, 3–5pm [1]."])
+    first = events_of(user=user, question="When is Ella's party?")[-1]
+    assert not first["abstained"], first["answer"]
+    alone = events_of(user=user, question="How many kids have said yes so far?")[-1]  # a conversation of its own
+    assert alone["abstained"] and scripted_model.script.requests == 1
+
+    scripted_model.script = Script(tokens=["Six are coming so far: Ava, Sam, Noor, Luca, Grace and Tom [1]."])
+    events = events_of(
+        user=user, question="How many kids have said yes so far?", conversation_id=first["conversation_id"]
+    )
+    read_as = next(event for event in events if event["type"] == "stage" and event["stage"] == "follow_up")
+    assert read_as["text"] == "Read as a follow-up: How many kids have said yes so far? (When is Ella's party?)"
+    done = events[-1]
+    assert not done["abstained"] and done["citations"][0]["source_title"] == "Ella's party", Message.objects.get(
+        pk=done["message_id"]
+    ).citation_check
+
+    # The last question's words alone find its passages: a question none of whose words they have is not
+    # read as about them, and stays unanswered.
+    absent = events_of(
+        user=user, question="What's Bernadette's phone number?", conversation_id=first["conversation_id"]
+    )
+    assert "follow_up" not in stages(absent) and absent[-1]["abstained"]
+    assert scripted_model.script.requests == 1
