@@ -349,7 +349,12 @@ def is_follow_up(question: str) -> bool:
     if pronoun is not None and not _names(question) and not _PEOPLE.intersection(words[:pronoun]):
         return True
     # "it" with no thing of its own: "when is it due?", "how much did it cost?"
-    return any(word in _THING for word in words) and len(words) <= 6
+    return points_at_a_thing(question) and len(words) <= 6
+
+
+def points_at_a_thing(question: str) -> bool:
+    """Whether the question says "it" or "its": a thing named before, or the weather ("is it raining?")."""
+    return any(word.lower() in _THING for word in _WORD.findall(question))
 
 
 def standalone(question: str, previous_question: str, previous_answer: str) -> str:

@@ -446,8 +446,10 @@ def _retrieve_as_follow_up(*, turn: _Turn, user: User, ignore_dates: bool) -> bo
     retrieval = _retrieve(turn=turn, user=user, ignore_dates=ignore_dates)
     found = _relevant(retrieval) if retrieval.mode != "temporal" else []
     # The last question's words find its own passages again: they must share a word with this question
-    # too ("kids" in the party's note), or "What's the capital of Peru?" would be read as about the party.
-    if not checks.stems(turn.question.content) & checks.stems(" ".join(hit.text for hit in found)):
+    # too ("kids" in the party's note), or "What's Bernadette's phone number?" would be read as about the
+    # party — unless the question points back with "it" ("How long am I supposed to take it for?").
+    shared = checks.stems(turn.question.content) & checks.stems(" ".join(hit.text for hit in found))
+    if not found or not shared and not intent.points_at_a_thing(turn.question.content):
         turn.intent = alone
         return False
     turn.retrieval = retrieval

@@ -542,10 +542,18 @@ def test_a_question_that_finds_nothing_alone_is_read_as_a_follow_up_when_that_fi
         pk=done["message_id"]
     ).citation_check
 
+    # Or it points back with "it", though none of its words is in the note.
+    scripted_model.script = Script(tokens=["Ella's party is on Saturday the 14th, 3–5pm [1]."])
+    again = events_of(user=user, question="When is Ella's party?")[-1]
+    scripted_model.script = Script(tokens=["The climbing wall costs €150 for up to 10 kids [1]."])
+    question = "How much am I paying for it all in the end?"
+    events = events_of(user=user, question=question, conversation_id=again["conversation_id"])
+    assert "follow_up" in stages(events) and not events[-1]["abstained"], events[-1]["answer"]
+
     # The last question's words alone find its passages: a question none of whose words they have is not
     # read as about them, and stays unanswered.
     absent = events_of(
         user=user, question="What's Bernadette's phone number?", conversation_id=first["conversation_id"]
     )
     assert "follow_up" not in stages(absent) and absent[-1]["abstained"]
-    assert scripted_model.script.requests == 1
+    assert scripted_model.script.requests == 1  # the script of the "it" question: the absent one was not asked
