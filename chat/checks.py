@@ -168,6 +168,20 @@ def _best_line(
     return best_score, best_people, best_unnamed, best_texts
 
 
+# "Dublin Zoo", "Phoenix Park", "Vicar Street": a run of capitalised words that ends in a noun for a
+# place (WordNet's `kinds.is_a_place`) names a place, not someone a line could be about.
+_CAPITALISED_RUN = re.compile(r"\b[A-ZÀ-ÖØ-Þ][\wß-ÿ]*(?:\s+[A-ZÀ-ÖØ-Þ][\wß-ÿ]*)+")
+
+
+def _place_and_thing_names(sentence: str) -> set[str]:
+    named: set[str] = set()
+    for run in _CAPITALISED_RUN.finditer(sentence):
+        words = run.group().split()
+        if kinds.is_a_place(words[-1]):
+            named.update(words)
+    return named
+
+
 class _Statement(NamedTuple):
     text: str
     people: set[str]  # its speaker when they speak of themselves (or address no one), the speakers around
@@ -201,7 +215,7 @@ def _lines_with_people(passages: Sequence[str]) -> list[_Statement]:
             for sentence in sentences:
                 if sentence.rstrip().endswith("?"):
                     continue  # a question asserts nothing an answer could rest on
-                people = names_in(" " + sentence)
+                people = names_in(" " + sentence) - _place_and_thing_names(sentence)
                 second = bool(_SECOND_PERSON.search(sentence))
                 if speaker and (_FIRST_PERSON.search(sentence) or not second):
                     people.add(speaker.split()[0])

@@ -110,6 +110,30 @@ def says(word: str, other: str) -> bool:
     return bool(_kinds_of(other) & own) or bool(_senses(other) & asked)
 
 
+_PLACES = ("location", "structure", "facility", "road", "organization", "institution")
+
+
+def is_a_place(word: str) -> bool:
+    """Whether every usual sense of the noun `word` is a kind of place, building or body ("zoo", "park",
+    "street", "station"), and none a person: not "smith", "bill", "rose", nor a word WordNet does not know."""
+    own = _senses(word)
+    places = {sense for place in _PLACES for sense in _senses(place)}
+    return bool(own) and all(_kinds_of_sense(sense) & places for sense in own)
+
+
+@functools.lru_cache(maxsize=65536)
+def _kinds_of_sense(sense: int) -> frozenset[int]:
+    parents = _table().parents
+    seen: set[int] = set()
+    todo = [sense]
+    while todo:
+        current = todo.pop()
+        if current not in seen:
+            seen.add(current)
+            todo.extend(parents.get(current, ()))
+    return frozenset(seen)
+
+
 def says_any(word: str, others: set[str]) -> bool:
     """Whether one of `others` says `word`. Words of one or two letters are left out: WordNet's "a" is an
     ampere and "in" an inch."""

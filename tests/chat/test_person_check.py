@@ -89,6 +89,19 @@ def test_a_notes_lines_are_about_what_its_title_names() -> None:
     assert about_someone_else("What's the order number for the Coldplay tickets?", answer, passages)
 
 
+def test_a_place_named_in_capitals_is_no_one_a_line_is_about() -> None:
+    # A parent's note never names their own child; "Dublin Zoo" and "Phoenix Park" are places, not people.
+    passages = [
+        "Parent-teacher meeting with Ms Gallagher\nschool tour: Dublin Zoo on the 14th, €22 on the school app\n"
+        "sports day in Phoenix Park, bring a hat"
+    ]
+    answer = "The school tour is to Dublin Zoo on the 14th [1]."
+    assert not about_someone_else("When is Finn's school tour?", answer, passages)
+    # A person's surname that is a common word ("Hill") still names someone.
+    passages = ["Book club\nTom Hill is hosting on the 14th, bring a bottle"]
+    assert about_someone_else("When is Finn hosting?", "On the 14th [1].", passages)
+
+
 def test_a_line_about_someone_it_calls_he_may_be_about_the_person_asked_about() -> None:
     # The note is about Conal's swimming; the coach's line says "his", and names only the club.
     passages = [
