@@ -82,14 +82,20 @@ def _senses(word: str) -> frozenset[int]:
 @functools.lru_cache(maxsize=65536)
 def _kinds_of(word: str) -> frozenset[int]:
     """Every synset `word` is a kind of, its own included."""
+    return frozenset().union(*(_kinds_of_sense(sense) for sense in _senses(word)))
+
+
+@functools.lru_cache(maxsize=65536)
+def _kinds_of_sense(sense: int) -> frozenset[int]:
+    """Every synset `sense` is a kind of, itself included."""
     parents = _table().parents
     seen: set[int] = set()
-    todo = list(_senses(word))
+    todo = [sense]
     while todo:
-        sense = todo.pop()
-        if sense not in seen:
-            seen.add(sense)
-            todo.extend(parents.get(sense, ()))
+        current = todo.pop()
+        if current not in seen:
+            seen.add(current)
+            todo.extend(parents.get(current, ()))
     return frozenset(seen)
 
 
@@ -113,25 +119,16 @@ def says(word: str, other: str) -> bool:
 _PLACES = ("location", "structure", "facility", "road", "organization", "institution")
 
 
+@functools.cache
+def _places() -> frozenset[int]:
+    return frozenset(sense for place in _PLACES for sense in _senses(place))
+
+
 def is_a_place(word: str) -> bool:
     """Whether every usual sense of the noun `word` is a kind of place, building or body ("zoo", "park",
-    "street", "station"), and none a person: not "smith", "bill", "rose", nor a word WordNet does not know."""
+    "station", "hotel"): not "smith", "bill", "rose", "hill", nor a word WordNet does not know."""
     own = _senses(word)
-    places = {sense for place in _PLACES for sense in _senses(place)}
-    return bool(own) and all(_kinds_of_sense(sense) & places for sense in own)
-
-
-@functools.lru_cache(maxsize=65536)
-def _kinds_of_sense(sense: int) -> frozenset[int]:
-    parents = _table().parents
-    seen: set[int] = set()
-    todo = [sense]
-    while todo:
-        current = todo.pop()
-        if current not in seen:
-            seen.add(current)
-            todo.extend(parents.get(current, ()))
-    return frozenset(seen)
+    return bool(own) and all(_kinds_of_sense(sense) & _places() for sense in own)
 
 
 def says_any(word: str, others: set[str]) -> bool:
