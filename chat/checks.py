@@ -173,7 +173,7 @@ def _best_line(
 _CAPITALISED_RUN = re.compile(r"\b[A-ZÀ-ÖØ-Þ][\wß-ÿ]*(?:\s+[A-ZÀ-ÖØ-Þ][\wß-ÿ]*)+")
 
 
-def _place_and_thing_names(sentence: str) -> set[str]:
+def _place_names(sentence: str) -> set[str]:
     named: set[str] = set()
     for run in _CAPITALISED_RUN.finditer(sentence):
         words = run.group().split()
@@ -215,7 +215,7 @@ def _lines_with_people(passages: Sequence[str]) -> list[_Statement]:
             for sentence in sentences:
                 if sentence.rstrip().endswith("?"):
                     continue  # a question asserts nothing an answer could rest on
-                people = names_in(" " + sentence) - _place_and_thing_names(sentence)
+                people = names_in(" " + sentence) - _place_names(sentence)
                 second = bool(_SECOND_PERSON.search(sentence))
                 if speaker and (_FIRST_PERSON.search(sentence) or not second):
                     people.add(speaker.split()[0])

@@ -262,9 +262,10 @@ async def _answer_events(
             yield event
         return
     relevant = _relevant(turn.retrieval)
-    if not relevant and await _step(_retrieve_as_follow_up)(turn=turn, user=user, ignore_dates=ignore_dates):
-        yield {"type": "stage", "stage": "follow_up", "text": f"Read as a follow-up: {turn.intent.search}"}
-        relevant = _relevant(turn.retrieval)
+    if not relevant:
+        relevant = await _step(_retrieve_as_follow_up)(turn=turn, user=user, ignore_dates=ignore_dates)
+        if relevant:
+            yield {"type": "stage", "stage": "follow_up", "text": f"Read as a follow-up: {turn.intent.search}"}
     if relevant and turn.intent.shape == intent.SUMMARY and not turn.retrieval.pointed:
         relevant = await _step(_read_whole)(user=user, hits=relevant, k=turn.context_passages)
     if turn.selection is None:  # a selection's own passages come first, then their neighbours
@@ -431,18 +432,17 @@ def _intent_of(*, turn: _Turn, assume_follow_up: bool = False) -> Intent:
     return intent.read(turn.question.content, previous, assume_follow_up=assume_follow_up)
 
 
-def _retrieve_as_follow_up(*, turn: _Turn, user: User, ignore_dates: bool) -> bool:
-    """Whether the question, which found nothing on its own, finds passages read as a follow-up of the
-    conversation's last question: "How many kids have said yes so far?" after "When is Finn's party?"
-    points back at the party without a word for it. If so, the turn takes that reading and its passages."""
+def _retrieve_as_follow_up(*, turn: _Turn, user: User, ignore_dates: bool) -> list[Hit]:
+    """The relevant passages the question finds read as a follow-up of the conversation's last question,
+    when it found none on its own: "How many kids have said yes so far?" after "When is Finn's party?"
+    points back at the party without a word for it. If any, the turn takes that reading and its retrieval."""
     assert turn.intent is not None and turn.retrieval is not None
     if turn.selection is not None or turn.intent.follow_up or turn.intent.kind != intent.QUESTION:
-        return False
+        return []
     again = _intent_of(turn=turn, assume_follow_up=True)
     if not again.follow_up:
-        return False  # the first question of its conversation
-    alone = turn.intent
-    turn.intent = again
+        return []  # the first question of its conversation
+    alone, turn.intent = turn.intent, again
     retrieval = _retrieve(turn=turn, user=user, ignore_dates=ignore_dates)
     found = _relevant(retrieval) if retrieval.mode != "temporal" else []
     # The last question's words find its own passages again: they must share a word with this question
@@ -451,9 +451,9 @@ def _retrieve_as_follow_up(*, turn: _Turn, user: User, ignore_dates: bool) -> bo
     shared = checks.stems(turn.question.content) & checks.stems(" ".join(hit.text for hit in found))
     if not found or not shared and not intent.points_at_a_thing(turn.question.content):
         turn.intent = alone
-        return False
+        return []
     turn.retrieval = retrieval
-    return True
+    return found
 
 
 def _conversation_reply(*, user: User, acts: tuple[str, ...]) -> str:
