@@ -9,6 +9,7 @@ in an `AppError` with a specific code: `pdf_encrypted`, `pdf_corrupt`, `pdf_no_t
 import logging
 import re
 import shutil
+import statistics
 import subprocess
 import tempfile
 import time
@@ -24,6 +25,7 @@ from celery.exceptions import SoftTimeLimitExceeded
 from django.conf import settings
 from pypdf import PageObject, PasswordType, PdfReader
 from pypdf.errors import DependencyError
+from pypdf.generic import NameObject
 
 from ingestion.extract import Extracted, Progress, Segment, ocr
 from secondbrain.errors import AppError
@@ -37,6 +39,8 @@ RENDER_TIMEOUT_SECONDS = 60
 MAX_INFO_CHARS = 500
 FURNITURE_EDGE_LINES = 2
 FURNITURE_MIN_PAGES = 3
+LETTERSPACED_MIN_GLYPHS = 6
+LETTERSPACED_WORD_GAP = 100  # thousandths of an em beyond the tracking
 
 # These mean the worker itself is in trouble, not the file: they must reach the task runner.
 _NOT_THE_FILES_FAULT = (MemoryError, SoftTimeLimitExceeded, DependencyError)
@@ -64,7 +68,7 @@ def extract(path: Path, progress: Progress) -> Extracted:
             )
         try:
             page = reader.pages[number - 1]
-            text = clean_text(page.extract_text())
+            text = clean_text(page.extract_text(visitor_operand_before=without_letterspacing))
             if not text and _has_images(page):
                 if languages is None:
                     scans_without_ocr += 1
@@ -90,6 +94,38 @@ def extract(path: Path, progress: Progress) -> Extracted:
     if unreadable:
         metadata["unreadable_pages"] = unreadable
     return Extracted(segments=segments, metadata=metadata, occurred_at=occurred_at)
+
+
+def without_letterspacing(operator: bytes, operands: list[Any], *_: Any) -> None:
+    """Before pypdf reads a TJ operator: measure its word gaps from the line's letterspacing.
+
+    A TJ array places glyphs with offsets in thousandths of an em, and pypdf takes an offset wider
+    than half a space for a word gap. A letterspaced line sets its glyphs one by one, each apart from
+    the next by the same offset (its tracking, -84 on the arXiv page), so a little kerning on top of
+    it ("p", -111, "erform") passes half a space and splits the word: "to p erform HPO". Such an
+    array's offsets are taken relative to its tracking, their median, and the tracking taken out is
+    given back as one offset at the array's end, so the line keeps its width, by which pypdf places
+    what follows it. Only arrays of single glyphs nearly all apart that also hold a gap between words
+    several times wider than the tracking are changed: a row of spaced-out figures, a dotted leader
+    or a line of short words is left as it is.
+    """
+    if operator != b"TJ" or not operands or not isinstance(operands[0], list):
+        return
+    items = operands[0]
+    glyphs = [item for item in items if isinstance(item, (str, bytes)) and not isinstance(item, NameObject)]
+    offsets = [float(item) for item in items if isinstance(item, (int, float))]
+    if len(glyphs) < LETTERSPACED_MIN_GLYPHS or len(offsets) < 0.8 * (len(glyphs) - 1):
+        return
+    # pypdf hands over undecoded bytes: one glyph is one byte, or two in a CID font.
+    if sum(len(glyph) <= 2 for glyph in glyphs) < 0.8 * len(glyphs):
+        return
+    tracking = statistics.median(offsets)
+    widest = tracking - min(offsets)
+    # Short words set normally ("w", "en", "n", -328, "es") have word gaps for their median.
+    if abs(tracking) < 1 or widest < LETTERSPACED_WORD_GAP or abs(tracking) > widest / 3:
+        return
+    items[:] = [float(item) - tracking if isinstance(item, (int, float)) else item for item in items]
+    items.append(tracking * len(offsets))
 
 
 def without_page_furniture(pages: list[Segment]) -> list[Segment]:

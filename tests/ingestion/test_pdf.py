@@ -97,6 +97,8 @@ def test_text_reads_as_words_a_search_would_match(lecture_notes: tuple[Extracted
     assert "Übungsaufgaben" in preface  # printed "Übungsauf-" / "gaben" across a line end
     assert "Schwarz-Weiß" in preface and "E-Mail" in preface  # real hyphens stay
     assert "Definition 1" in page_text(extracted, 6)  # printed with the ligature "ﬁ"
+    # Short words set apart by word gaps only (",", "w", "en", "n", -328, "es") are not letterspacing.
+    assert "wenn es ein" in one_line(page_text(extracted, 7))
     assert "\n\n" in preface  # paragraphs stay apart for the chunker
 
 
@@ -105,6 +107,10 @@ def test_the_arxiv_table_keeps_its_rows() -> None:
     text = page_text(extracted, 1)
 
     assert "HPO performed in OTSL and HTML representation" in one_line(text)
+    # Lines set with letterspacing, where kerning adds to the tracking between two letters.
+    assert "We have chosen the PubTabNet data set to perform HPO" in one_line(text)
+    assert "We picked the model parameter configuration" in one_line(text)
+    assert "Table 1." in text and "p erform" not in text and "mo del" not in text
     assert "6 6 OTSL 0.965 0.934 0.955 0.88 2.73" in text
     assert "HTML 0.945 0.901 0.931 0.834 3.81" in text
     assert extracted.occurred_at == datetime(2024, 8, 22, 12, 54, 27, tzinfo=UTC)
