@@ -36,6 +36,7 @@ from bench import firstweek, locomo, squad
 from bench.locomo import Api, _ok
 
 THRESHOLDS = (0.10, 0.15, 0.20, 0.25, 0.30, 0.35, 0.40)
+SENTENCE_THRESHOLDS = (0.35, 0.40, 0.45, 0.50, 0.55, 0.60, 0.70)
 ANSWERABLE_TYPES = {"fact", "paraphrase", "who", "when", "list", "summary"}
 # Questions about the world, not the person's notes: what the gate is for. Written for this bench.
 OFF_TOPIC = (
@@ -64,6 +65,9 @@ class Seen:
     probe: Probe
     similarities: list[float]  # of every result, in rank order
     answering: list[float]  # of the results that hold the answer
+    # Each result's by its nearest sentence (`sentence_similarity`), and of the results that hold the answer.
+    nearest: list[float]
+    answering_nearest: list[float]
     first: int | None  # the rank (from 1) of the first result that holds it
 
 
@@ -136,36 +140,31 @@ def look(api: Api, token: str, probe: Probe, k: int) -> Seen:
     query = urllib.parse.urlencode({"q": probe.text, "k": k})
     results = _ok(api.request("GET", f"/api/search?{query}", token=token), 200)["results"]
     similarities = [result["similarity"] for result in results]
+    nearest = [result["sentence_similarity"] for result in results]
     normal = [" ".join(result["text"].split()) for result in results]
     holding = [rank for rank, text in enumerate(normal, start=1) if probe.holds(text)]
     answering = [similarities[rank - 1] for rank in holding]
-    return Seen(probe, similarities, answering, holding[0] if holding else None)
+    answering_nearest = [nearest[rank - 1] for rank in holding]
+    return Seen(probe, similarities, answering, nearest, answering_nearest, holding[0] if holding else None)
 
 
-def report(seen: list[Seen], log: Callable[[str], None] = print) -> None:
+def _reaches(similarities: list[float], nearest: list[float], threshold: float, sentence: float | None) -> bool:
+    """Whether a result passes the gate: its own similarity reaches `threshold`, or (with `sentence`)
+    its nearest sentence's reaches `sentence`."""
+    return any(
+        s >= threshold or (sentence is not None and n >= sentence) for s, n in zip(similarities, nearest, strict=True)
+    )
+
+
+def report(seen: list[Seen], gate: float, log: Callable[[str], None] = print) -> None:
     groups: dict[tuple[str, str, str], list[Seen]] = defaultdict(list)
     for one in seen:
         groups[(one.probe.yardstick, one.probe.group, one.probe.half)].append(one)
     log("The relevance gate by threshold: answerable kept (a passage holding the answer reaches it) · "
         "unanswerable turned away (no result reaches it); tune / confirm")  # fmt: skip
-    log(f"  {'':<34}" + "".join(f"{threshold:>14.2f}" for threshold in THRESHOLDS))
-    for yardstick in dict.fromkeys(one.probe.yardstick for one in seen):
-        for group in ("answerable", "unanswerable", "false premise", "off topic"):
-            halves = [groups.get((yardstick, group, half), []) for half in ("tune", "confirm")]
-            if not any(halves):
-                continue
-            cells = []
-            for threshold in THRESHOLDS:
-                shares = []
-                for rows in halves:
-                    if group == "answerable":
-                        hits = sum(any(s >= threshold for s in row.answering) for row in rows)
-                    else:
-                        hits = sum(not any(s >= threshold for s in row.similarities) for row in rows)
-                    shares.append(f"{hits / max(1, len(rows)):.0%}")
-                cells.append(" / ".join(shares))
-            sizes = "/".join(str(len(rows)) for rows in halves)
-            log(f"  {yardstick + ', ' + group + ' (' + sizes + ')':<34}" + "".join(f"{cell:>14}" for cell in cells))
+    _gate_table(seen, groups, [(threshold, None) for threshold in THRESHOLDS], log)
+    log(f"The gate at {gate:.2f}, or a passage kept by its nearest sentence at (tune / confirm):")
+    _gate_table(seen, groups, [(gate, sentence) for sentence in SENTENCE_THRESHOLDS], log)
     log("A passage holding the answer among the first n results (answerable questions), tune / confirm:")
     for yardstick in dict.fromkeys(one.probe.yardstick for one in seen):
         halves = [groups.get((yardstick, "answerable", half), []) for half in ("tune", "confirm")]
@@ -183,6 +182,32 @@ def report(seen: list[Seen], log: Callable[[str], None] = print) -> None:
     )
 
 
+def _gate_table(
+    seen: list[Seen],
+    groups: dict[tuple[str, str, str], list[Seen]],
+    gates: list[tuple[float, float | None]],
+    log: Callable[[str], None],
+) -> None:
+    log(f"  {'':<34}" + "".join(f"{sentence if sentence is not None else gate:>14.2f}" for gate, sentence in gates))
+    for yardstick in dict.fromkeys(one.probe.yardstick for one in seen):
+        for group in ("answerable", "unanswerable", "false premise", "off topic"):
+            halves = [groups.get((yardstick, group, half), []) for half in ("tune", "confirm")]
+            if not any(halves):
+                continue
+            cells = []
+            for gate, sentence in gates:
+                shares = []
+                for rows in halves:
+                    if group == "answerable":
+                        hits = sum(_reaches(row.answering, row.answering_nearest, gate, sentence) for row in rows)
+                    else:
+                        hits = sum(not _reaches(row.similarities, row.nearest, gate, sentence) for row in rows)
+                    shares.append(f"{hits / max(1, len(rows)):.0%}")
+                cells.append(" / ".join(shares))
+            sizes = "/".join(str(len(rows)) for rows in halves)
+            log(f"  {yardstick + ', ' + group + ' (' + sizes + ')':<34}" + "".join(f"{cell:>14}" for cell in cells))
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m bench context", description=__doc__.split("\n\n")[0])
     parser.add_argument("--per-article", type=int, default=10, help="SQuAD: answerable and unanswerable per article")
@@ -192,11 +217,11 @@ def main(argv: list[str] | None = None) -> None:
     with locomo.in_process() as api:
         from django.conf import settings
 
-        k = settings.ANSWER_CONTEXT_PASSAGES
+        k, gate = settings.ANSWER_CONTEXT_PASSAGES, settings.RELEVANCE_MIN_SIMILARITY
         sets = [firstweek_probes(api), squad_probes(api, args.per_article)]
         sets += list(locomo_probes(api, args.per_category).values())
         seen = [look(api, token, probe, k) for token, probes in sets for probe in probes]
-    report(seen)
+    report(seen, gate)
     if args.show is not None:
         for one in seen:
             dropped = one.answering and max(one.answering) < args.show

@@ -34,6 +34,9 @@ class SearchResultOut(Schema):
     text: str
     score: float = Field(description="the passage's rank score (fused from meaning and words): higher is better")
     similarity: float = Field(description="cosine similarity of the passage to the question's meaning, -1 to 1")
+    sentence_similarity: float = Field(
+        0.0, description="the same of the passage's sentence nearest to the question (the passage's own if it has one)"
+    )
     occurred_at: datetime
     anchor: dict[str, Any]
     private: bool = Field(False, description=PRIVATE_SOURCE)

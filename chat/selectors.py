@@ -82,6 +82,8 @@ class Hit:
     anchor: dict[str, Any]
     private: bool = False  # of a private source: found only when the person asked to include them
     ordinal: int = 0  # its place in its source: passages of one source are shown to the model in reading order
+    # of its nearest sentence to the question (its own where it has no sentences; 0 when not searched)
+    sentence_similarity: float = 0.0
     joined: tuple[int, ...] = ()  # the passages after it in its source that it was joined with (`services.runs_joined`)
 
 
@@ -253,7 +255,12 @@ best AS (
 )
 SELECT c.id, c.source_id, s.title, s.kind, c.text, f.score * {{preference}} * (1 + %(voice)s * voice.share) AS score,
        1 - (c.embedding <=> %(vector)s::vector) AS similarity, f.text_rank, c.occurred_at, c.anchor, s.private,
-       c.ordinal
+       c.ordinal,
+       -- The passage's nearest sentence's (its own where it has no sentences of its own), to the question as asked.
+       coalesce(
+           (SELECT max(1 - (e <=> %(vector)s::halfvec)) FROM unnest(c.sentence_embeddings) e),
+           1 - (c.embedding <=> %(vector)s::vector)
+       ) AS nearest_sentence
 FROM best f
 JOIN ingestion_chunk c ON c.id = f.id
 JOIN ingestion_source s ON s.id = c.source_id
@@ -270,7 +277,7 @@ LIMIT %(k)s
 
 # Temporal-only questions ("what did I add last week?") list passages by time, newest first.
 _RECENT_SQL = """
-SELECT c.id, c.source_id, s.title, s.kind, c.text, 0.0, 0.0, 0.0, c.occurred_at, c.anchor, s.private, c.ordinal
+SELECT c.id, c.source_id, s.title, s.kind, c.text, 0.0, 0.0, 0.0, c.occurred_at, c.anchor, s.private, c.ordinal, 0.0
 FROM ingestion_chunk c JOIN ingestion_source s ON s.id = c.source_id
 WHERE {filters}
 ORDER BY {order}, c.ordinal, c.id
@@ -283,7 +290,7 @@ LIMIT %(k)s
 # tomorrow?" lists every event of the day): a passage that is an event (its anchor has its time, `at`)
 # is listed by itself.
 _LISTING_SQL = """
-SELECT id, source_id, title, kind, text, 0.0, 0.0, 0.0, occurred_at, anchor, private, ordinal FROM (
+SELECT id, source_id, title, kind, text, 0.0, 0.0, 0.0, occurred_at, anchor, private, ordinal, 0.0 FROM (
     SELECT DISTINCT ON (c.source_id, CASE WHEN c.anchor ? 'at' THEN c.id END)
            c.id, c.source_id, s.title, s.kind, c.text, c.occurred_at, c.anchor, s.private, s.created_at, c.ordinal
     FROM ingestion_chunk c JOIN ingestion_source s ON s.id = c.source_id
@@ -518,7 +525,7 @@ def source_passages(*, owner_id: int, source_id: int, k: int, page: int | None =
     """
     sql = f"""
         SELECT c.id, c.source_id, s.title, s.kind, c.text, 0.0, 0.0, 0.0, c.occurred_at, c.anchor, s.private,
-               c.ordinal
+               c.ordinal, 0.0
         FROM ingestion_chunk c JOIN ingestion_source s ON s.id = c.source_id
         WHERE c.owner_id = %(owner)s AND c.source_id = %(source)s {"" if page is None else _ON_PAGE}
         ORDER BY c.ordinal
@@ -593,7 +600,7 @@ def selection_find(*, owner_id: int, source_id: int, text: str, chunk_id: int | 
 # Around a selection: the passages just before and after the ones it lies in (a calendar's events are
 # things of their own: none).
 _SELECTION_SQL = """
-SELECT c.id, c.source_id, s.title, s.kind, c.text, 0.0, 0.0, 0.0, c.occurred_at, c.anchor, s.private, c.ordinal
+SELECT c.id, c.source_id, s.title, s.kind, c.text, 0.0, 0.0, 0.0, c.occurred_at, c.anchor, s.private, c.ordinal, 0.0
 FROM ingestion_chunk c JOIN ingestion_source s ON s.id = c.source_id
 WHERE c.owner_id = %(owner)s AND c.source_id = %(source)s AND (
     c.id = ANY(%(chunks)s) OR (
@@ -719,7 +726,7 @@ def _dated_in(hit: Hit, date_range: DateRange) -> bool:
 # The next occurrence of each repeating event among `hits` (`_coming`).
 _NEXT_OCCURRENCES_SQL = """
 SELECT DISTINCT ON (c.source_id, c.anchor ->> 'uid')
-       c.id, c.source_id, s.title, s.kind, c.text, 0.0, 0.0, 0.0, c.occurred_at, c.anchor, s.private, c.ordinal
+       c.id, c.source_id, s.title, s.kind, c.text, 0.0, 0.0, 0.0, c.occurred_at, c.anchor, s.private, c.ordinal, 0.0
 FROM ingestion_chunk c JOIN ingestion_source s ON s.id = c.source_id
 WHERE c.owner_id = %(owner)s AND c.source_id = ANY(%(sources)s) AND c.anchor ->> 'uid' = ANY(%(uids)s)
   AND c.occurred_at >= %(now)s
@@ -807,6 +814,7 @@ def _hits(sql: str, params: dict[str, Any]) -> list[Hit]:
             anchor=json.loads(row[9]),  # Django leaves jsonb undecoded on raw cursors
             private=row[10],
             ordinal=row[11],
+            sentence_similarity=float(row[12]),
         )
         for row in rows
     ]

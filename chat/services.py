@@ -621,12 +621,19 @@ def _retrieve(*, turn: _Turn, user: User, ignore_dates: bool) -> Retrieval:
 def _relevant(retrieval: Retrieval) -> list[Hit]:
     """The hits worth showing the model.
 
-    A listing by time has no similarity to gate on (its hits score 0): being in the range is what
-    makes a passage relevant there; a source the question pointed at is relevant as a whole.
+    A passage is kept when it is close to the question as a whole, or when one of its sentences is
+    closer still: a short note of mixed lines is far from a question about one of them. A listing by
+    time has no similarity to gate on (its hits score 0): being in the range is what makes a passage
+    relevant there; a source the question pointed at is relevant as a whole.
     """
     if retrieval.mode == "temporal" or retrieval.pointed:
         return retrieval.hits
-    return [hit for hit in retrieval.hits if hit.similarity >= settings.RELEVANCE_MIN_SIMILARITY]
+    return [
+        hit
+        for hit in retrieval.hits
+        if hit.similarity >= settings.RELEVANCE_MIN_SIMILARITY
+        or hit.sentence_similarity >= settings.RELEVANCE_MIN_SENTENCE_SIMILARITY
+    ]
 
 
 def _range_payload(retrieval: Retrieval) -> dict[str, Any] | None:

@@ -263,3 +263,23 @@ def test_a_question_that_got_no_answer_is_left_out_of_the_next_prompt(
     prompt = Message.objects.get(pk=done["message_id"]).trace["prompt"]
     assert [item["role"] for item in prompt] == ["system", "user"] and "Peru" not in str(prompt)
     assert not done["abstained"] and "12 May" in done["answer"]
+
+
+REPAIR_NOTE = """Car: brakes
+Dropped it at Kavanagh Motors at 8. Front pads and discs replaced, €240 + €25 for wipers, paid by card.
+The technician said the rear tyres are close to the limit, replace before the NCT in November.
+Booked back in for 14 Oct."""
+
+
+def test_a_line_of_a_short_mixed_note_passes_the_relevance_gate_by_its_own_sentence(
+    celery_worker: None, scripted_model: ScriptedModel
+) -> None:
+    user = User.objects.create_user("motorist", password="x-long-enough-Passw0rd")
+    note_of(user, REPAIR_NOTE)
+    question = "When is the car booked back in?"
+    hit = selectors.retrieve(owner=user, query=question, k=3).hits[0]
+    # The note as a whole is far from the question (the gate alone would drop it); its last line is not.
+    assert hit.similarity < 0.3 <= 0.4 <= hit.sentence_similarity
+    scripted_model.script = Script(tokens=["It is booked back in for 14 Oct [1]."])
+    done = events_of(user=user, question=question)[-1]
+    assert not done["abstained"] and "14 Oct" in done["answer"] and done["citations"], done["answer"]
