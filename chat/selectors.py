@@ -726,7 +726,7 @@ def _dated_in(hit: Hit, date_range: DateRange) -> bool:
 # The next occurrence of each repeating event among `hits` (`_coming`).
 _NEXT_OCCURRENCES_SQL = """
 SELECT DISTINCT ON (c.source_id, c.anchor ->> 'uid')
-       c.id, c.source_id, s.title, s.kind, c.text, 0.0, 0.0, 0.0, c.occurred_at, c.anchor, s.private, c.ordinal, 0.0
+       c.id, c.source_id, s.title, s.kind, c.text, 0.0, 0.0, 0.0, c.occurred_at, c.anchor, s.private, c.ordinal
 FROM ingestion_chunk c JOIN ingestion_source s ON s.id = c.source_id
 WHERE c.owner_id = %(owner)s AND c.source_id = ANY(%(sources)s) AND c.anchor ->> 'uid' = ANY(%(uids)s)
   AND c.occurred_at >= %(now)s
