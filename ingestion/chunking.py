@@ -21,6 +21,7 @@ Changing them needs a migration that queues the affected sources again (ingestio
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from itertools import pairwise
 
 MAX_WORDS = 60
 PARAGRAPH_MAX_WORDS = 100
@@ -31,7 +32,6 @@ _HEADING = re.compile(r"^(#{1,6})\s+(.*?)\s*#*\s*$")
 _FENCE = re.compile(r"^\s*(```|~~~)")
 _SENTENCE_END = re.compile(r"(?<=[.!?。！？])\s+")
 _LINE_ENDS = (".", "!", "?", ":", ";", ")", "。", "！", "？")
-_WRAP_MARGIN = 0.25  # a wrapped line ends this share of the width short of the longest at most
 
 
 @dataclass(frozen=True)
@@ -143,15 +143,24 @@ def line_units(paragraph: str) -> list[str]:
     with no blank lines, each line a thought (an errand, a turn of a conversation, a reading).
 
     In prose pasted from an e-mail, a line that stops mid-sentence and goes on in lower case on the
-    next line was wrapped, not ended: the two are one unit. Such a paragraph is told by its widths —
-    most of its lines end near the longest, where the wrapping happened; a typed note's lines are as
-    long as their thoughts, and its lines in lower case ("wk2 run3 - Griffith park, 3.3km") stay apart.
+    next line was wrapped, not ended: the two are one unit. Such a paragraph is told by where its
+    lines end: most could not have taken the next line's first word within the longest line's width,
+    so a width ended them. A typed note's lines end where their thoughts do, and its lines in lower
+    case ("wk2 run3 - Griffith park, 3.3km", "referral to physio - she recommended Declan") stay
+    apart, however alike their lengths.
     """
     lines = [line.strip() for line in paragraph.split("\n") if line.strip()]
     units: list[str] = []
-    wrapped = _looks_wrapped(lines)
-    for line in lines:
-        if wrapped and units and line[:1].islower() and not units[-1].endswith(_LINE_ENDS):
+    width = max((len(line) for line in lines), default=0)
+    wrapped = _looks_wrapped(lines, width)
+    for before, line in zip(["", *lines], lines, strict=False):
+        if (
+            wrapped
+            and units
+            and line[:1].islower()
+            and not units[-1].endswith(_LINE_ENDS)
+            and _ended_by_width(before, line, width)
+        ):
             units[-1] += " " + line
         else:
             units.append(line)
@@ -174,13 +183,21 @@ def sentences(text: str, *, lines: bool = True) -> list[str]:
     return units[:SENTENCES_MAX] if len(units) > 1 else []
 
 
-def _looks_wrapped(lines: list[str]) -> bool:
-    """Whether most lines but the last end within `_WRAP_MARGIN` of the longest: wrapped at a width."""
+def _looks_wrapped(lines: list[str], width: int) -> bool:
+    """Whether most lines but the last were ended by a width (`_ended_by_width`): wrapped prose.
+
+    Lines of alike lengths are not enough: three typed lines of 98, 86 and 73 characters, each its
+    own thought, read as wrapped by their lengths and were embedded as one sentence (2026-12-03)."""
     if len(lines) < 3:
         return False
-    width = max(len(line) for line in lines)
-    full = sum(len(line) >= width * (1 - _WRAP_MARGIN) for line in lines[:-1])
+    full = sum(_ended_by_width(line, following, width) for line, following in pairwise(lines))
     return full > (len(lines) - 1) / 2
+
+
+def _ended_by_width(line: str, following: str, width: int) -> bool:
+    """Whether the next line's first word would not have fit on `line` within `width` characters: where
+    a text wrapped at a width ends each line, and where a typed line that stops short never does."""
+    return len(line) + 1 + len(following.split(maxsplit=1)[0]) > width
 
 
 def _blocks(text: str, *, markdown: bool) -> Iterator[_Block]:

@@ -124,6 +124,22 @@ def test_a_note_typed_in_lower_case_keeps_its_lines_apart() -> None:
     assert all(len(piece.text.split()) <= 60 for piece in pieces)
 
 
+def test_typed_lines_of_alike_lengths_are_statements_of_their_own() -> None:
+    # Each line stops well short of where the next line's first word would have run past the longest.
+    gp = (
+        "rx naproxen 500mg 2x/day w food for 10 days, + omeprazole 20mg to protect the stomach while on it\n"
+        "referral to physio - she recommended Declan Moran @ Phibsboro Physio, said 6 sessions\n"
+        "bloods for vit D + iron (no need to fast), results in about a wk, they text"
+    )
+    assert sentences(gp) == gp.split("\n")
+    # Prose wrapped at a width goes on in lower case on lines that could not take another word.
+    wrapped = "Martin says the electrician can come round on\nthe Thursday morning if someone is in to let\nhim in, or else next week. Sorry!"
+    assert sentences(wrapped) == [
+        "Martin says the electrician can come round on the Thursday morning if someone is in to let him in, or else next week.",
+        "Sorry!",
+    ]
+
+
 def test_a_pdf_page_is_not_cut_at_its_printed_line_ends() -> None:
     from ingestion.chunking import chunk_text
 
@@ -171,6 +187,7 @@ def test_a_passage_of_one_sentence_has_none_of_its_own_and_a_long_one_at_most_th
         ),
         ("0017_rechunk_notes_typed_in_lower_case", ["typed in lower case"]),
         ("0020_rechunk_without_whole_seams", ["a paragraph of 120 words"]),
+        ("0022_rechunk_typed_lines_of_alike_lengths", ["short", "typed in lower case"]),
     ],
 )
 def test_a_rechunking_migration_queues_again_only_the_notes_it_changes(
