@@ -516,8 +516,7 @@ def missing_details(
     a verb's place (after a name or pronoun, after "to", or ending in -ing/-ed: "did Tim *mention*",
     "*pursuing*") are left out, since questions paraphrase what people do; a word counts as present
     when a passage has it with another ending ("snake"/"snakes", "adopt"/"adoption") or with a typo.
-    A word of dislike ("hate", "least", `_STANCES`) counts however common it is, and wherever it stands;
-    so does a place the question names ("Copenhagen"), unless it names someone who speaks in the passages.
+    A word of dislike ("hate", "least", `_STANCES`) counts however common it is, and wherever it stands.
     An empty list means the check has no objection.
     """
     names = {name.lower() for name in names_in(question)}
@@ -528,7 +527,6 @@ def missing_details(
     best_score, _, _, _ = _best_line(answer_key, question_key, tuple(passages))
     if best_score < min_coverage:
         return []
-    speakers = {speaker.lower() for speaker in speakers_of(passages)}
     if within_source:
         # The source of what the answer adds to the question: an answer that restates "the password for the
         # sauna" matches the trip's note as well as the one its password is from.
@@ -541,10 +539,6 @@ def missing_details(
         for word in _salient_words(question, names)
         if ranks.get(word, len(ranks)) >= common and not _has_word(word, available)
     ]
-    # A place the question names is a detail too ("the hotel in Copenhagen" answered from the home network's
-    # note). WordNet's places include names people bear ("john", "maria" are a toilet and a lunar sea there),
-    # so a name that labels someone's lines is a person, the person check's to judge.
-    rare += sorted(name for name in names - speakers if kinds.is_a_place(name) and name not in available)
     text = " ".join(passages)
     stances = [stance for stance, spelt in _STANCES.items() if spelt.search(question) and not spelt.search(text)]
     return rare + stances

@@ -171,18 +171,3 @@ def test_a_word_of_the_same_family_is_still_another_detail() -> None:
     assert missing_details("What did Lena see at the aquarium?", "The penguins.", [zoo]) == ["aquarium"]
     snakes = "Priya: I've had my turtles for 3 years now, and a pair of geckos."
     assert missing_details("For how long has Priya had her snakes?", "3 years.", [snakes]) == ["snakes"]
-
-
-def test_a_place_the_question_names_is_a_detail_the_answers_source_must_have() -> None:
-    # The home network's guest password is no answer about the hotel in Copenhagen, whose note says nothing of wifi.
-    question = "What's the wifi password at the hotel in Copenhagen?"
-    answer = "The wifi password is fridge-magnet-42 [1]."
-    assert missing_details(question, answer, [HOME_WIFI, TRIP]) == ["copenhagen"]
-    trip = TRIP + "\nhotel wifi: AxelGuest, password hygge2026"
-    assert missing_details(question, "The hotel's wifi password is hygge2026 [2].", [HOME_WIFI, trip]) == []
-    # A name that is not a place is the person check's to judge, not this one's.
-    assert missing_details("What's Aoife's wifi password?", answer, [HOME_WIFI, TRIP]) == []
-    # WordNet's places include names people bear ("john" is a toilet there): someone who speaks in the notes is a person.
-    first = "Session 1\nJohn: Off to the game tonight, wish me luck!"
-    second = "Session 2\nMaria: I donated my old car to the shelter last week."
-    assert missing_details("What did Maria tell John she donated?", "Her old car [2].", [first, second]) == []
