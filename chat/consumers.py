@@ -113,8 +113,15 @@ class ChatConsumer(AsyncJsonWebsocketConsumer):
         if task is None or task.done():
             return False
         task.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
+        try:
             await task
+        except asyncio.CancelledError:
+            # The answer's own cancellation ends here; this consumer's (the server, or a test's event
+            # loop, closing it while it waits) must not: swallowed, the consumer went on waiting for
+            # messages that never come, and the loop's shutdown waited on it for ever.
+            current = asyncio.current_task()
+            if current is not None and current.cancelling():
+                raise
         return True
 
     async def _stop(self) -> None:

@@ -13,6 +13,7 @@ from channels.testing import WebsocketCommunicator
 from django.test import Client
 
 from accounts.models import User
+from chat.consumers import ChatConsumer
 from chat.models import Message
 from ingestion.models import Source
 from secondbrain.asgi import application
@@ -208,6 +209,28 @@ async def test_a_dropped_socket_stores_the_partial_answer_as_stopped(
     await communicator.disconnect()
     (answer,) = await answers_of(conversation_of(started))
     assert answer.status == Message.Status.STOPPED and answer.content.startswith("word0 word1")
+
+
+async def test_a_socket_closed_while_its_answer_is_being_stopped_still_closes() -> None:
+    """The server (or a test's event loop) closing a consumer while it waits for a stopped answer to be
+    stored: the answer's cancellation ends in the consumer, its own must not, or it waits for ever."""
+
+    async def answer() -> None:
+        try:
+            await asyncio.sleep(60)  # writing
+        except asyncio.CancelledError:
+            await asyncio.shield(asyncio.sleep(0.3))  # the partial answer being stored, as answer_stream does
+            raise
+
+    consumer = ChatConsumer()
+    consumer.answering = asyncio.create_task(answer())
+    await asyncio.sleep(0.01)
+    stopping = asyncio.create_task(consumer._cancel())  # a "stop", or the socket dropped
+    await asyncio.sleep(0.1)
+    stopping.cancel()  # and now the consumer itself is closed
+    with pytest.raises(asyncio.CancelledError):
+        await asyncio.wait_for(stopping, timeout=5)
+    assert stopping.cancelled()
 
 
 async def test_regenerate_replaces_the_last_answer_in_place(
