@@ -673,6 +673,50 @@ def denial(question: str, answer: str, passages: list[str], *, min_coverage: flo
     return "The question asks what is not so, and the statement the answer rests on denies nothing."
 
 
+# --- What a passage denies ------------------------------------------------------------------------
+# The other way round: the passage denies and the answer asserts. "How do I pay him?" answered "by card,
+# bank transfer, or cash [1]" from "doesnt take card, bank transfer or cash only" — a small model reads
+# past the "not" (browser walk, 2026-12-03). A word the answer asserts (not the question's) that the
+# passages have only after a negation in the same clause ("doesnt take *card*", "no *dogs*", "never *sushi*")
+# is one they deny. A clause ends at punctuation ("on-call? (no), tools (dbt + Snowflake)" denies no
+# tool), "no." before a number is one ("order no. 31-55871"), "not only" denies nothing, and a negation
+# reaches three words ("don't wait to be asked" does not deny "asked"). Not a summary's: it paraphrases.
+_NEGATION = re.compile(
+    r"\b(?:no(?!\.?\s*\d)|not(?!\s+only\b)|never|none|neither|nor|without|"
+    r"doesnt|dont|didnt|isnt|wasnt|arent|werent|wont|cant|cannot|couldnt|shouldnt|wouldnt|havent|hasnt|hadnt)\b"
+    r"|\b\w+n['’]t\b",
+    re.IGNORECASE,
+)
+DENIED_WITHIN = 3  # words after the negation it denies: "doesnt take card", not "don't wait to be asked"
+_CLAUSE_END = re.compile(r"[\n.,;:!?()\[\]]|\s[-–—]\s|->")
+
+
+def denied_words(passages: Sequence[str]) -> set[str]:
+    """The stems the passages use only after a negation within a clause."""
+    denied: set[str] = set()
+    said: set[str] = set()
+    for passage in passages:
+        for clause in _CLAUSE_END.split(passage):
+            negation = _NEGATION.search(clause)
+            if negation is None:
+                said |= stems(clause)
+                continue
+            after = clause[negation.end() :].split()
+            said |= stems(clause[: negation.start()]) | stems(" ".join(after[DENIED_WITHIN:]))
+            denied |= stems(" ".join(after[:DENIED_WITHIN]))
+    return denied - said
+
+
+def contradicted(question: str, answer: str, passages: list[str]) -> str | None:
+    if _NEGATION.search(without_markers(answer)) or _DENIES.search(question):
+        return None  # the answer denies too, or the question asks what is not so (`denial`)
+    asserted = stems(without_markers(answer)) - stems(question)
+    denied = sorted(asserted & denied_words(passages))
+    if denied:
+        return f"The passages say the opposite: they deny {', '.join(repr(word) for word in denied)}."
+    return None
+
+
 # "names" and "person" judge an answer that rests on one line: a summary or a list rests on many and
 # rightly names several people ("Summarize my 1:1 with Rebecca" tells what *I* said too). Measured on the
 # first week's summaries and lists (2026-11-27): "person" had turned away 4 of 10 summaries the model wrote
@@ -684,4 +728,5 @@ CHECKS: tuple[Check, ...] = (
     Check("person", person, FACT_ONLY),
     Check("detail", detail),
     Check("denial", denial, FACT_ONLY),
+    Check("contradicted", contradicted, frozenset({FACT, LIST})),
 )
