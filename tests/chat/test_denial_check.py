@@ -30,6 +30,11 @@ BRAKES = (
          "Imperialism is administered through diplomacy or military force [1].", IMPERIALISM, True),
         ("What isn’t imperialism administered through?",  # a phone's curly apostrophe
          "Imperialism is administered through diplomacy or military force [1].", IMPERIALISM, True),
+        # Typed as people type on a phone, without the apostrophe; or asked with "without".
+        ("What isnt imperialism administered through?",
+         "Imperialism is administered through diplomacy or military force [1].", IMPERIALISM, True),
+        ("By what means is imperialism administered without force?",
+         "Imperialism is administered through diplomacy or military force [1].", IMPERIALISM, True),
         # Both deny: the answer is the one asked for.
         ("What did the technician not replace?", "He did not replace the rear tyres [1].", BRAKES, False),
         ("What didn’t the technician replace?", "He didn’t replace the rear tyres [1].", BRAKES.replace("did not", "didn’t"),
