@@ -310,7 +310,7 @@ _ASKS_YES_OR_NO = re.compile(
 )
 # A negation: "no", "not", "never", "nothing", "without", "doesn't" typed with or without its apostrophe.
 # Not "no." before a number ("order no. 31-55871"), nor "not only", which denies nothing.
-NEGATION = re.compile(
+_NEGATION = re.compile(
     r"\b(?:no(?!\.?\s*\d)|not(?!\s+only\b)|never|none|nothing|nobody|neither|nor|without|"
     r"doesnt|dont|didnt|isnt|wasnt|arent|werent|wont|cant|cannot|couldnt|shouldnt|wouldnt|havent|hasnt|hadnt)\b"
     r"|\b\w+n['’]t\b",
@@ -320,7 +320,7 @@ NEGATION = re.compile(
 
 def only_the_question(question: str, answer: str) -> bool:
     """Whether every content word of `answer` is one of `question`'s (another ending counts)."""
-    if _OFFERS_A_CHOICE.search(question) or _ASKS_YES_OR_NO.search(question) or NEGATION.search(answer):
+    if _OFFERS_A_CHOICE.search(question) or _ASKS_YES_OR_NO.search(question) or _NEGATION.search(answer):
         return False
     words = stems(without_markers(answer))
     return bool(words) and words <= stems(question)
@@ -581,7 +581,7 @@ def _salient_words(question: str, names: set[str]) -> list[str]:
             continue
         for part in WORD.findall(word):
             common_in_questions = part in STOPWORDS or part in _QUESTION_FRAME or part in _MONTHS_AND_DAYS
-            common_in_questions |= bool(NEGATION.fullmatch(part))  # "isnt", typed without its apostrophe
+            common_in_questions |= bool(_NEGATION.fullmatch(part))  # "isnt", typed without its apostrophe
             if len(part) > 1 and part not in names and not common_in_questions and not _ORDINAL.fullmatch(part):
                 if part not in result:
                     result.append(part)
@@ -670,13 +670,13 @@ DENIAL_MIN_COVERAGE = 0.4  # below this no statement speaks to the answer: the c
 
 
 def denial(question: str, answer: str, passages: list[str], *, min_coverage: float = DENIAL_MIN_COVERAGE) -> str | None:
-    if not NEGATION.search(question):
+    if not _NEGATION.search(question):
         return None
     answer_words = stems(without_markers(answer))
     if not answer_words or not passages:
         return None
     best, _, _, lines = _best_line(frozenset(answer_words), frozenset(stems(question)), tuple(passages))
-    if best < min_coverage or any(NEGATION.search(line) for line in lines):
+    if best < min_coverage or any(_NEGATION.search(line) for line in lines):
         return None
     return "The question asks what is not so, and the statement the answer rests on denies nothing."
 
@@ -687,7 +687,8 @@ def denial(question: str, answer: str, passages: list[str], *, min_coverage: flo
 # past the "not" (browser walk, 2026-12-03). A word the answer asserts (not the question's) that the
 # passages have only after a negation in the same clause ("doesnt take *card*", "no *dogs*", "never *sushi*")
 # is one they deny. A clause ends at punctuation ("on-call? (no), tools (dbt + Snowflake)" denies no
-# tool), and a negation reaches three words ("don't wait to be asked" does not deny "asked"). Not a summary's: it paraphrases.
+# tool), and a negation reaches three words ("don't wait to be asked" does not deny "asked"). Not a
+# summary's: it paraphrases.
 DENIED_WITHIN = 3  # words after the negation it denies: "doesnt take card", not "don't wait to be asked"
 _CLAUSE_END = re.compile(r"[\n.,;:!?()\[\]]|\s[-–—]\s|->")
 
@@ -698,7 +699,7 @@ def denied_words(passages: Sequence[str]) -> set[str]:
     said: set[str] = set()
     for passage in passages:
         for clause in _CLAUSE_END.split(passage):
-            negation = NEGATION.search(clause)
+            negation = _NEGATION.search(clause)
             if negation is None:
                 said |= stems(clause)
                 continue
@@ -709,7 +710,7 @@ def denied_words(passages: Sequence[str]) -> set[str]:
 
 
 def contradicted(question: str, answer: str, passages: list[str]) -> str | None:
-    if NEGATION.search(without_markers(answer)) or NEGATION.search(question):
+    if _NEGATION.search(without_markers(answer)) or _NEGATION.search(question):
         return None  # the answer denies too, or the question asks what is not so (`denial`)
     asserted = stems(without_markers(answer)) - stems(question)
     denied = sorted(asserted & denied_words(passages))
