@@ -306,7 +306,8 @@ def only_names(question: str, answer: str, passages: list[str]) -> bool:
 # is answered in its own words, and a denial ("No, Oscar is not her pet") is an answer.
 _OFFERS_A_CHOICE = re.compile(r"\bor\b", re.IGNORECASE)
 _ASKS_YES_OR_NO = re.compile(
-    r"^\s*(?:is|are|was|were|am|do|does|did|has|have|had|can|could|would|will|should|may|might)\b", re.IGNORECASE
+    r"^\s*(?:is|are|was|were|am|do|does|did|has|have|had|can|could|would|will|should|may|might)(?:n['’]?t)?\b",
+    re.IGNORECASE,
 )
 # A negation: "no", "not", "never", "nothing", "without", "doesn't" typed with or without its apostrophe.
 # Not "no." before a number ("order no. 31-55871"), nor "not only", which denies nothing.
@@ -670,8 +671,8 @@ DENIAL_MIN_COVERAGE = 0.4  # below this no statement speaks to the answer: the c
 
 
 def denial(question: str, answer: str, passages: list[str], *, min_coverage: float = DENIAL_MIN_COVERAGE) -> str | None:
-    if not _NEGATION.search(question):
-        return None
+    if not _NEGATION.search(question) or _ASKS_YES_OR_NO.search(question):
+        return None  # "Isn't the polish covered?" asks yes or no, not what is not so
     answer_words = stems(without_markers(answer))
     if not answer_words or not passages:
         return None

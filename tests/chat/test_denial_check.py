@@ -35,6 +35,9 @@ BRAKES = (
          "Imperialism is administered through diplomacy or military force [1].", IMPERIALISM, True),
         ("By what means is imperialism administered without force?",
          "Imperialism is administered through diplomacy or military force [1].", IMPERIALISM, True),
+        # A question that asks yes or no ("isn't it …?") asks for no statement that denies.
+        ("isnt imperialism administered through diplomacy?",
+         "It is administered through diplomacy or military force [1].", IMPERIALISM, False),
         # Both deny: the answer is the one asked for.
         ("What did the technician not replace?", "He did not replace the rear tyres [1].", BRAKES, False),
         ("What didn’t the technician replace?", "He didn’t replace the rear tyres [1].", BRAKES.replace("did not", "didn’t"),
