@@ -345,6 +345,12 @@ _RULE_ORDER = {id(rule): order for order, rule in enumerate(_RULES)}  # at one p
 # Expressions that count from the day they are said ("yesterday", "two weeks ago", "last month");
 # a weekday counts only with "last" or "past" before it ("on Friday" may be the coming one).
 _RELATIVE = _RULES[:7]
+# And those that count forward from it, where a note means the day it was written: "next Tuesday",
+# "next week", "the day after tomorrow", "in two weeks' time". Not "in three weeks" ("I finished the
+# course in three weeks" is a length of time) nor "the next three days" (in a story, the days after it).
+_RELATIVE_AHEAD = (_RULES[7], _RULES[13], _RULES[14], _RULES[15])
+# "the next week we flew home", "the following Tuesday": the day after the story's, not the note's.
+_STORY_NEXT = re.compile(r"\bthe\s+$", re.IGNORECASE)
 _WEEKDAY_RULE = _RULES[6]
 # Words of a question that asks about what is still to come: its plans, appointments, schedule.
 _LOOKS_AHEAD = re.compile(
@@ -588,12 +594,20 @@ def with_dates(text: str, said_on: date) -> str:
     2023)": a reader (or a small model) who sees the passage apart from its note's date cannot work
     that out, and "when did I …?" wants the date.
     """
+    back = [
+        found
+        for found in _expressions(text, said_on)
+        if found.rule in _RELATIVE and (found.rule is not _WEEKDAY_RULE or _PAST.match(found.match.group(0)))
+    ]
+    ahead = [
+        found
+        for found in _expressions(text, said_on, ahead=True)
+        if found.rule in _RELATIVE_AHEAD and not _STORY_NEXT.search(text[: found.start])
+    ]
     out, done = [], 0
-    for found in _expressions(text, said_on):
-        if found.rule not in _RELATIVE or (found.rule is _WEEKDAY_RULE and not _PAST.match(found.match.group(0))):
-            continue
+    for found in sorted(back + ahead, key=lambda found: (found.start, -found.end)):
         span = found.span(said_on)
-        if span is None:
+        if span is None or found.start < done:
             continue
         label, _ = _dates_label(span[0], span[1] - timedelta(days=1))
         out.append(f"{text[done : found.end]} ({label})")
@@ -688,7 +702,7 @@ def under_date_headings(text: str, said_on: date) -> list[tuple[str, date | None
 # What a note says of days to come, where it is unmistakable: "tomorrow" ("tmrw"); a weekday with its
 # day of the month ("Fri 28th", "Thursday the 4th"; not when its month follows, "Monday 7 December 2026"
 # says it all) — the nearest such day to the note's date; and a
-# weekday with a time of day ("Thurs 9.40am", "Tuesday at 7pm"), which is how people jot down an
+# weekday with a time of day ("Thurs 9.40am", "Tuesday at 7pm", "Thursday at 9"), which is how people jot down an
 # appointment — the first such weekday after the note's date (a week on when it is that day: "next
 # session Thurs 9.40am" written on a Thursday). A bare weekday is left alone: "on Friday" in a note may
 # be the one before or the one after.
@@ -700,7 +714,7 @@ _AHEAD = [
         lambda g, said_on: _weekday_and_day(g["weekday"], int(g["day"]), said_on),
     ),
     (
-        re.compile(rf"\b{_SHORT_WEEKDAYS}\s+(?:at\s+|@\s*)?(?:[01]?\d[:.][0-5]\d(?:\s*[ap]\.?m\b\.?)?|[01]?\d\s*[ap]\.?m\b\.?)", re.IGNORECASE),
+        re.compile(rf"\b{_SHORT_WEEKDAYS}\s+(?:(?:at\s+|@\s*)?(?:[01]?\d[:.][0-5]\d(?:\s*[ap]\.?m\b\.?)?|[01]?\d\s*[ap]\.?m\b\.?)|(?:at\s+|@\s*)(?:1[0-2]|[1-9])\b(?![.:,]\d|\s*%))", re.IGNORECASE),
         lambda g, said_on: _weekday_after(g["weekday"], said_on),
     ),
 ]  # fmt: skip

@@ -203,7 +203,15 @@ def test_every_weekday_means_the_most_recent_one_before_today() -> None:
         ("Next session Thurs 9.40am", date(2026, 11, 26), "Next session Thurs 9.40am (3 December 2026)"),
         ("book club Tuesday at 7pm", date(2026, 11, 26), "book club Tuesday at 7pm (1 December 2026)"),
         ("Fri 6:30 train", date(2026, 11, 26), "Fri 6:30 (27 November 2026) train"),
+        ("standup Thursday at 9 w Priya", date(2026, 12, 2), "Thursday at 9 (3 December 2026) w Priya"),
         ("see you on Friday", date(2026, 11, 20), "see you on Friday"),  # before or after: left alone
+        # What counts forward from the note's day, as what counts back does.
+        ("call Mary next Tuesday re the quote", date(2026, 12, 2), "next Tuesday (8 December 2026) re the quote"),
+        ("Priya off next week, Ben covers", date(2026, 12, 2), "next week (7–13 December 2026), Ben covers"),
+        ("fly the day after tomorrow", date(2026, 12, 2), "the day after tomorrow (4 December 2026)"),
+        # In a story, "the next week" follows the story's day; "in 3 weeks" is how long something took.
+        ("Rome, then the next week we flew home", date(2026, 12, 2), "the next week we flew home"),
+        ("finished the couch to 5k in 9 weeks", date(2026, 12, 2), "finished the couch to 5k in 9 weeks"),
         # A weekly class from 7 to 8.30pm, not the 7th.
         ("class Tues 7-8.30pm at the Istituto", date(2026, 11, 20), "class Tues 7-8.30pm at the Istituto"),
         # A book's title is not a day; a sentence that starts with the word is.
