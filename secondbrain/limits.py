@@ -8,8 +8,9 @@ sees it, so the web server (`secondbrain/server.py`) refuses on it while reading
 
 Rates: `rate_spend` counts one use of a rule (RATE_LIMITS in the settings: asking, adding sources,
 creating API tokens, log-ins) in Redis, through Django's cache, so that every process shares the
-count; past the rule's rate it raises `RateLimited`, a 429 with Retry-After. Counts are kept in fixed
-windows of the rule's period. Log-ins are throttled by `LoginThrottle`, an authentication backend
+count; past the rule's rate it raises `RateLimited`, a 429 with Retry-After. A rate holds over any
+stretch of its period (a sliding window: "2 per minute" lets no third use in a minute across the turn
+of one), and Retry-After is when the next use is let in. Log-ins are throttled by `LoginThrottle`, an authentication backend
 listed before Django's: the page, the admin and `POST /api/auth/token` all authenticate through it.
 """
 
@@ -19,11 +20,12 @@ import hashlib
 import json
 import logging
 import math
-import time
+import uuid
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 from urllib.parse import unquote
 
+import redis
 from asgiref.sync import sync_to_async
 from django.conf import settings
 from django.core.cache import cache
@@ -189,27 +191,49 @@ def rate_check(rule: str, who: object) -> None:
 arate_spend = sync_to_async(rate_spend, thread_sensitive=False)  # a Redis call: off the event loop
 
 
+# One use of a rule, decided in Redis at once: the times of the uses within the last period are a sorted
+# set; a use is let in (and, when spent, added) while fewer than the limit are in it; otherwise the
+# answer is how long until enough of them are a period old. The clock is Redis's, which every process
+# shares. A refused use is not added: asking again at once does not push the wait back.
+_SLIDING_WINDOW = """
+local key, period, limit = KEYS[1], tonumber(ARGV[1]), tonumber(ARGV[2])
+local clock = redis.call('TIME')
+local now = tonumber(clock[1]) + tonumber(clock[2]) / 1e6
+redis.call('ZREMRANGEBYSCORE', key, '-inf', now - period)
+local used = redis.call('ZCARD', key)
+if used < limit then
+  if ARGV[3] == '1' then
+    redis.call('ZADD', key, now, ARGV[4])
+    redis.call('EXPIRE', key, math.ceil(period) + 1)
+  end
+  return '0'
+end
+local oldest = redis.call('ZRANGE', key, used - limit, used - limit, 'WITHSCORES')
+return tostring(tonumber(oldest[2]) + period - now)
+"""
+
+
+@functools.cache
+def _rate_script(location: str) -> Any:
+    client = redis.Redis.from_url(location, socket_timeout=5, socket_connect_timeout=5)
+    return client.register_script(_SLIDING_WINDOW)
+
+
 def _rate_count(rule: str, who: object, *, spend: bool) -> None:
     limit, period = settings.RATE_LIMITS[rule]
     if not limit:
         return
-    now = time.time()
-    window = int(now // period)
-    key = f"rate:{rule}:{hashlib.sha256(str(who).encode()).hexdigest()[:32]}:{window}"
+    # In the cache's Redis, under its key prefix (each test has its own).
+    key = cache.make_key(f"rate:{rule}:{hashlib.sha256(str(who).encode()).hexdigest()[:32]}")
     try:
-        if spend:
-            cache.add(key, 0, timeout=period + 1)  # outlives its window, which names it
-            used = cache.incr(key)
-        else:
-            used = (cache.get(key) or 0) + 1
-    except (RedisError, OSError, ValueError):
-        # Redis restarting (ValueError: the count vanished between add and incr): a use that cannot be
-        # counted is let through rather than failing the request; the next one counts again.
+        script = _rate_script(str(settings.CACHES["default"]["LOCATION"]))
+        wait = float(script(keys=[key], args=[period, limit, int(spend), uuid.uuid4().hex]))
+    except (RedisError, OSError):
+        # Redis restarting: a use that cannot be counted is let through rather than failing the request.
         logger.warning("rate %s not counted: Redis did not answer", rule, exc_info=True)
         return
-    if used > limit:
-        retry_after = max(1, math.ceil((window + 1) * period - now))
-        raise RateLimited(rule, limit=limit, period=period, retry_after=retry_after)
+    if wait > 0:
+        raise RateLimited(rule, limit=limit, period=period, retry_after=max(1, math.ceil(wait)))
 
 
 def _duration(seconds: int) -> str:

@@ -2,6 +2,7 @@
 API tokens and log-ins, answered with 429 and Retry-After. Each test sets a low rate of its own."""
 
 import re
+import time
 from typing import Any
 
 import pytest
@@ -53,6 +54,33 @@ def test_asking_is_counted_per_person(api: ApiClient, other_api: ApiClient, rate
     assert api.post("/ask", {"question": "Hello?"}).status_code == 200
     assert other_api.post("/ask", {"question": "Hello?"}).status_code == 200
     assert_rate_limited(api.post("/ask", {"question": "Hello again?"}), 60)
+
+
+def test_a_rate_holds_across_the_turn_of_a_minute(rates: dict) -> None:
+    # "2 per 2 seconds": two uses just before a whole 2 s, a third just after it, is three in 0.6 s.
+    rates["ask"] = (2, 2)
+    time.sleep(1.7 - time.time() % 2 if time.time() % 2 < 1.7 else 3.7 - time.time() % 2)
+    limits.rate_spend("ask", "someone")
+    limits.rate_spend("ask", "someone")
+    time.sleep(0.5)
+    with pytest.raises(limits.RateLimited):
+        limits.rate_spend("ask", "someone")
+
+
+def test_retry_after_is_when_the_next_use_is_let_in(rates: dict) -> None:
+    rates["ask"] = (2, 2)
+    limits.rate_spend("ask", "someone")
+    limits.rate_spend("ask", "someone")
+    with pytest.raises(limits.RateLimited) as refused:
+        limits.rate_spend("ask", "someone")
+    wait = refused.value.retry_after
+    assert wait is not None and 1 <= wait <= 2
+    # Asking again at once is refused too, and does not push the wait back.
+    with pytest.raises(limits.RateLimited) as again:
+        limits.rate_spend("ask", "someone")
+    assert again.value.retry_after is not None and again.value.retry_after <= wait
+    time.sleep(wait)
+    limits.rate_spend("ask", "someone")
 
 
 @pytest.fixture
