@@ -1007,7 +1007,7 @@ def check_answer(
         return grounding.Grounded(abstain_text, [], {**check, "abstained_by": "check"})
     # A source's title is the person's own words about it ("JFK inaugural speech"): a question may take
     # its words from there.
-    passages = [f"{hit.source_title}\n{hit.text}" for hit in hits]
+    passages = [f"{_title_words(hit.source_title)}\n{hit.text}" for hit in hits]
     objected = checks.objection(question, grounded.text, passages, answer_checks, shape=shape)
     if objected is not None:
         name, reason = objected
@@ -1015,6 +1015,15 @@ def check_answer(
             abstain_text, [], {**check, "abstained_by": name, "reason": reason, "would_answer": grounded.text}
         )
     return grounding.Grounded(grounded.text, grounded.markers, check)
+
+
+_NAME_JOINS = re.compile(r"_|(?<=[^\W\d_])(?=\d)|(?<=\d)(?=[^\W\d_])")
+
+
+def _title_words(title: str) -> str:
+    """A title as words: an upload's file name "academic_arxiv2305.03393_page9" reads "academic arxiv
+    2305.03393 page 9", so that "the arXiv paper" finds its word in it."""
+    return _NAME_JOINS.sub(" ", title)
 
 
 # The share of the question's words that the line under a date heading must have (`_under_a_date`).

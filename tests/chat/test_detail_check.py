@@ -113,6 +113,21 @@ def test_a_word_the_source_has_only_in_its_title_is_in_the_notes() -> None:
     assert check_answer(question=question, answer=told.text, hits=[untitled]).check.get("abstained_by") == "detail"
 
 
+def test_a_file_names_words_are_the_sources_words() -> None:
+    # An upload keeps its file's name as its title; "the arXiv paper" is in it, though no passage says "arXiv".
+    page = Hit(
+        chunk_id=3, source_id=3, source_title="academic_arxiv2305.03393_page9", kind="pdf",
+        text="It is evident that with OTSL, our model achieves the same TED score and slightly better mAP scores "
+        "in comparison to HTML. However OTSL yields a 2x speed up in the inference runtime over HTML.",
+        score=1.0, similarity=0.9, text_rank=0.0, occurred_at=datetime(2024, 8, 22, tzinfo=UTC), anchor={"page": 1},
+    )  # fmt: skip
+    answer = "The arXiv paper says OTSL yields a 2x speed up in inference over HTML [1]."
+    told = check_answer(question="What does the arXiv paper say about OTSL?", answer=answer, hits=[page])
+    assert "abstained_by" not in told.check and told.markers == [1]
+    other = check_answer(question="What does the bioRxiv paper say about OTSL?", answer=answer, hits=[page])
+    assert other.check.get("abstained_by") == "detail"
+
+
 def test_an_answer_that_only_repeats_the_question_abstains() -> None:
     hit = WATCH_HIT
     question = "What gift did Sam get from his grandma?"
