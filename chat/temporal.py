@@ -351,6 +351,8 @@ _RELATIVE = _RULES[:7]
 _RELATIVE_AHEAD = (_RULES[7], _RULES[13], _RULES[14], _RULES[15])
 # "the next week we flew home", "the following Tuesday": the day after the story's, not the note's.
 _STORY_NEXT = re.compile(r"\bthe\s+$", re.IGNORECASE)
+# "the coming weeks", "next months": a while, not the next week or month.
+_A_WHILE = re.compile(r"(?:day|week|month|year)s$", re.IGNORECASE)
 _WEEKDAY_RULE = _RULES[6]
 # Words of a question that asks about what is still to come: its plans, appointments, schedule.
 _LOOKS_AHEAD = re.compile(
@@ -602,7 +604,9 @@ def with_dates(text: str, said_on: date) -> str:
     ahead = [
         found
         for found in _expressions(text, said_on, ahead=True)
-        if found.rule in _RELATIVE_AHEAD and not _STORY_NEXT.search(text[: found.start])
+        if found.rule in _RELATIVE_AHEAD
+        and not _STORY_NEXT.search(text[: found.start])
+        and not _A_WHILE.search(found.match.group(0))
     ]
     out, done = [], 0
     for found in sorted(back + ahead, key=lambda found: (found.start, -found.end)):

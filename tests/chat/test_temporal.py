@@ -212,6 +212,7 @@ def test_every_weekday_means_the_most_recent_one_before_today() -> None:
         # In a story, "the next week" follows the story's day; "in 3 weeks" is how long something took.
         ("Rome, then the next week we flew home", date(2026, 12, 2), "the next week we flew home"),
         ("finished the couch to 5k in 9 weeks", date(2026, 12, 2), "finished the couch to 5k in 9 weeks"),
+        ("more shelters in the coming weeks", date(2026, 12, 2), "more shelters in the coming weeks"),
         # A weekly class from 7 to 8.30pm, not the 7th.
         ("class Tues 7-8.30pm at the Istituto", date(2026, 11, 20), "class Tues 7-8.30pm at the Istituto"),
         # A book's title is not a day; a sentence that starts with the word is.
