@@ -49,7 +49,8 @@ SEARCH_K = 50
 CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop"}
 FORMATS = ("typed", "blank")
 HALVES = {"tune": ("conv-26", "conv-30", "conv-41"), "confirm": ("conv-42", "conv-43")}
-PASSWORD = "locomo-bench-Passw0rd"
+# Unlike every bench username ("locomo-conv-30-1a2b3c"), or Django's similarity check refuses it now and then.
+PASSWORD = "Tr4velling-salesman-on-a-bicycle"
 
 
 # --- The data ------------------------------------------------------------------------------------
