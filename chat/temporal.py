@@ -91,6 +91,9 @@ def _alternatives(words: list[str]) -> str:
 
 _NUM = rf"(?P<n>\d{{1,3}}|{_alternatives(list(_NUMBERS))})"
 _UNIT = r"(?P<unit>day|week|month|year)s?"
+# "the past few weeks", "the next several days", "the coming weeks": a while, read as three of them.
+_FEW = r"(?P<few>(?:a\s+)?few|several)"
+FEW = 3
 _DAY = r"(?P<day>[0-3]?\d)(?:st|nd|rd|th)?"
 _DAY2 = r"(?P<day2>[0-3]?\d)(?:st|nd|rd|th)?"
 _DAY_JOINER = r"(?:-|–|to|and|until|till|through)"
@@ -203,7 +206,7 @@ def _calendar(g: Groups, today: date, year: int | None) -> Span:
 def _rolling(g: Groups, today: date, year: int | None) -> Span | None:
     if not g.get("n") and str(g["lead"]).lower() == "last":
         return None  # plain "last week" is the calendar week (`_calendar`)
-    count = _number(str(g["n"])) if g.get("n") else 1
+    count = FEW if g.get("few") else _number(str(g["n"])) if g.get("n") else 1
     return _units_before(today, str(g["unit"]).lower(), count), today + timedelta(days=1)
 
 
@@ -232,8 +235,9 @@ def _next_weekday(g: Groups, today: date, year: int | None) -> Span:
 
 
 def _rolling_ahead(g: Groups, today: date, year: int | None) -> Span:
-    """ "the next 3 days": today and the 3 days after it (mirroring "the past 3 days")."""
-    count = _number(str(g["n"]))
+    """ "the next 3 days": today and the 3 days after it (mirroring "the past 3 days"); "the coming
+    weeks", "the next few weeks": `FEW` of them."""
+    count = _number(str(g["n"])) if g.get("n") else FEW
     return today, _units_before(today, str(g["unit"]).lower(), -count) + timedelta(days=1)
 
 
@@ -314,7 +318,7 @@ _RULES = [
     _rule(r"(?:the\s+)?day\s+before\s+yesterday", _days_back(2)),
     _rule(r"today|tonight|this\s+(?:morning|afternoon|evening)", _days_back(0)),
     _rule(r"yesterday|last\s+night", _days_back(1)),
-    _rule(rf"(?P<lead>the\s+past|the\s+last|past|last)\s+(?:{_NUM}\s+)?{_UNIT}", _rolling),
+    _rule(rf"(?P<lead>the\s+past|the\s+last|past|last)\s+(?:(?:{_NUM}|{_FEW})\s+)?{_UNIT}", _rolling),
     _rule(rf"(?P<which>this|current|last|previous)\s+{_UNIT}", _calendar),
     _rule(rf"{_NUM}\s+{_UNIT}\s+ago", _ago),
     _rule(rf"(?P<whole>(?:(?:last|this\s+past|past)\s+)?{_WEEKDAY})", _weekday),
@@ -323,7 +327,8 @@ _RULES = [
     _rule(r"(?:tomorrow|tmrw)(?:\s+(?:morning|afternoon|evening|night))?", _days_ahead(1)),
     _rule(r"later\s+(?:today|tonight|on\s+today)", _days_back(0)),
     _rule(rf"later\s+this\s+{_UNIT}", _later),
-    _rule(rf"(?:the\s+)?(?:next|coming)\s+{_NUM}\s+{_UNIT}", _rolling_ahead),
+    _rule(rf"(?:the\s+)?(?:next|coming)\s+(?:{_NUM}|{_FEW})\s+{_UNIT}", _rolling_ahead),
+    _rule(r"(?:the\s+)?coming\s+(?P<unit>day|week|month|year)s\b", _rolling_ahead),
     _rule(r"(?:(?P<which>this|next|last|past|the\s+past|previous|(?:the\s+)?coming)\s+)?(?:the\s+)?weekend", _weekend),
     _rule(rf"(?:next|(?:this\s+)?coming)\s+{_WEEKDAY}", _next_weekday),
     _rule(rf"(?P<which>next|(?:the\s+)?coming)\s+{_UNIT}", _calendar),
@@ -348,7 +353,7 @@ _RELATIVE = _RULES[:7]
 # And those that count forward from it, where a note means the day it was written: "next Tuesday",
 # "next week", "the day after tomorrow", "in two weeks' time". Not "in three weeks" ("I finished the
 # course in three weeks" is a length of time) nor "the next three days" (in a story, the days after it).
-_RELATIVE_AHEAD = (_RULES[7], _RULES[13], _RULES[14], _RULES[15])
+_RELATIVE_AHEAD = (_RULES[7], _RULES[14], _RULES[15], _RULES[16])
 # "the next week we flew home", "the following Tuesday": the day after the story's, not the note's.
 _STORY_NEXT = re.compile(r"\bthe\s+$", re.IGNORECASE)
 # "the coming weeks", "next months": a while, not the next week or month.

@@ -67,6 +67,7 @@ CASES = [
     ("What did I save before 3 May?", None, D(2026, 5, 3), "upload", "temporal"),
     ("What happened after 1 April?", D(2026, 4, 2), None, "content", "temporal"),
     ("What did I say about the budget in the past two weeks?", D(2026, 4, 22), D(2026, 5, 7), "content", "hybrid"),
+    ("What did I write in the past few weeks?", D(2026, 4, 15), D(2026, 5, 7), "content", "temporal"),
     ("What did I do the day before yesterday?", D(2026, 5, 4), D(2026, 5, 5), "content", "temporal"),
     # A length before or after a date is that span next to it, not an open range.
     ("Where was I in the week before 16 November 2025?", D(2025, 11, 9), D(2025, 11, 16), "content", "temporal"),
@@ -209,6 +210,7 @@ def test_every_weekday_means_the_most_recent_one_before_today() -> None:
         ("call Mary next Tuesday re the quote", date(2026, 12, 2), "next Tuesday (8 December 2026) re the quote"),
         ("Priya off next week, Ben covers", date(2026, 12, 2), "next week (7–13 December 2026), Ben covers"),
         ("fly the day after tomorrow", date(2026, 12, 2), "the day after tomorrow (4 December 2026)"),
+        ("review in two weeks' time", date(2026, 12, 2), "in two weeks' time (14–20 December 2026)"),
         # In a story, "the next week" follows the story's day; "in 3 weeks" is how long something took.
         ("Rome, then the next week we flew home", date(2026, 12, 2), "the next week we flew home"),
         ("finished the couch to 5k in 9 weeks", date(2026, 12, 2), "finished the couch to 5k in 9 weeks"),
@@ -244,6 +246,10 @@ AHEAD_CASES = [
     ("What do I have in a week's time?", D(2026, 5, 11), D(2026, 5, 18), "temporal"),
     ("What's on three days from now?", D(2026, 5, 9), D(2026, 5, 10), "temporal"),
     ("What's happening in the next 3 days?", D(2026, 5, 6), D(2026, 5, 10), "temporal"),
+    # "The coming weeks", "the next few weeks": a while, read as three of them.
+    ("What's on in the coming weeks?", D(2026, 5, 6), D(2026, 5, 28), "temporal"),
+    ("What do I have over the next few weeks?", D(2026, 5, 6), D(2026, 5, 28), "temporal"),
+    ("Anything on in the coming days?", D(2026, 5, 6), D(2026, 5, 10), "temporal"),
     ("What's on later this week?", D(2026, 5, 6), D(2026, 5, 11), "temporal"),
     # A question that looks ahead reads a bare weekday, a date or a month as a coming one.
     ("What am I doing on Friday?", D(2026, 5, 8), D(2026, 5, 9), "temporal"),
