@@ -236,7 +236,10 @@ _WRITTEN = re.compile(r"\b(?:wrote|written|write|jotted|jot|noted|typed)\b", re.
 # A source pointed at by its kind, as people do right after dropping one in: "summarize the PDF", "what
 # is the paper about?", "what did I say in my last voice memo?". Only with a word that picks one out
 # ("the", "this", "my last" …): "do I have any PDFs about tax?" asks of the notes in general.
-_POINTER = r"\b(?:the|this|that|my|these|those)\s+(?:(?:last|latest|new|newest|recent|most recent|uploaded|first)\s+)?"
+_POINTER = (
+    r"\b(?:the|this|that|my|these|those)\s+"
+    r"(?:(?:last|latest|new|newest|recent|most recent|uploaded|first|scanned|whole|entire|full)\s+)?"
+)
 _SOURCE_KINDS = {
     "pdf": re.compile(_POINTER + r"(?:pdf|paper|article|document|doc|report|scan|slides|handout)s?\b", re.IGNORECASE),
     "audio": re.compile(

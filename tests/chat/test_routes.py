@@ -344,6 +344,8 @@ def test_whats_on_my_to_do_list_today_reads_the_to_do_note_not_another_list(
         ("Summarize the PDF", "pdf", False),
         ("What is the paper about?", "pdf", False),
         ("What's the PDF about?", "pdf", False),
+        ("Summarize the scanned PDF", "pdf", False),  # how it was made is not what it is about
+        ("Give me the gist of the whole document", "pdf", False),
         ("Give me the main points of this document please", "pdf", False),
         ("What did I say in my last voice memo?", "audio", False),
         ("What does the paper say about hyperparameters?", "pdf", True),
