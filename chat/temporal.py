@@ -314,6 +314,12 @@ def _iso(g: Groups, today: date, year: int | None) -> Span | None:
 
 _FORWARD = frozenset({"next", "coming", "the coming"})
 
+# What counts forward from the day a note was written, where the note means that day (`with_dates`).
+_DAY_AFTER_TOMORROW = _rule(r"(?:the\s+)?day\s+after\s+(?:tomorrow|tmrw)", _days_ahead(2))
+_NEXT_WEEKDAY = _rule(rf"(?:next|(?:this\s+)?coming)\s+{_WEEKDAY}", _next_weekday)
+_NEXT_UNIT = _rule(rf"(?P<which>next|(?:the\s+)?coming)\s+{_UNIT}", _calendar)
+_IN_SO_MUCH_TIME = _rule(rf"(?:in\s+)?{_NUM}\s+{_UNIT}(?P<sure>['’]?s?\s+time|\s+from\s+(?:now|today))", _in)
+
 _RULES = [
     _rule(r"(?:the\s+)?day\s+before\s+yesterday", _days_back(2)),
     _rule(r"today|tonight|this\s+(?:morning|afternoon|evening)", _days_back(0)),
@@ -323,16 +329,16 @@ _RULES = [
     _rule(rf"{_NUM}\s+{_UNIT}\s+ago", _ago),
     _rule(rf"(?P<whole>(?:(?:last|this\s+past|past)\s+)?{_WEEKDAY})", _weekday),
     # The future, mirrored.
-    _rule(r"(?:the\s+)?day\s+after\s+(?:tomorrow|tmrw)", _days_ahead(2)),
+    _DAY_AFTER_TOMORROW,
     _rule(r"(?:tomorrow|tmrw)(?:\s+(?:morning|afternoon|evening|night))?", _days_ahead(1)),
     _rule(r"later\s+(?:today|tonight|on\s+today)", _days_back(0)),
     _rule(rf"later\s+this\s+{_UNIT}", _later),
     _rule(rf"(?:the\s+)?(?:next|coming)\s+(?:{_NUM}|{_FEW})\s+{_UNIT}", _rolling_ahead),
     _rule(r"(?:the\s+)?coming\s+(?P<unit>day|week|month|year)s\b", _rolling_ahead),
     _rule(r"(?:(?P<which>this|next|last|past|the\s+past|previous|(?:the\s+)?coming)\s+)?(?:the\s+)?weekend", _weekend),
-    _rule(rf"(?:next|(?:this\s+)?coming)\s+{_WEEKDAY}", _next_weekday),
-    _rule(rf"(?P<which>next|(?:the\s+)?coming)\s+{_UNIT}", _calendar),
-    _rule(rf"(?:in\s+)?{_NUM}\s+{_UNIT}(?P<sure>['’]?s?\s+time|\s+from\s+(?:now|today))", _in),
+    _NEXT_WEEKDAY,
+    _NEXT_UNIT,
+    _IN_SO_MUCH_TIME,
     _rule(rf"in\s+{_NUM}\s+{_UNIT}", _in),
     _rule(r"(?P<year>\d{4})-(?P<mm>\d{2})-(?P<day>\d{2})", _iso),
     _rule(rf"{_DAY}\s*{_DAY_JOINER}\s*{_DAY2}(?:\s+of)?\s+{_MONTH}(?:(?:,\s*|\s+){_YEAR})?", _day_range),
@@ -353,7 +359,7 @@ _RELATIVE = _RULES[:7]
 # And those that count forward from it, where a note means the day it was written: "next Tuesday",
 # "next week", "the day after tomorrow", "in two weeks' time". Not "in three weeks" ("I finished the
 # course in three weeks" is a length of time) nor "the next three days" (in a story, the days after it).
-_RELATIVE_AHEAD = (_RULES[7], _RULES[14], _RULES[15], _RULES[16])
+_RELATIVE_AHEAD = (_DAY_AFTER_TOMORROW, _NEXT_WEEKDAY, _NEXT_UNIT, _IN_SO_MUCH_TIME)
 # "the next week we flew home", "the following Tuesday": the day after the story's, not the note's.
 _STORY_NEXT = re.compile(r"\bthe\s+$", re.IGNORECASE)
 # "the coming weeks", "next months": a while, not the next week or month.

@@ -10,8 +10,9 @@ Rates: `rate_spend` counts one use of a rule (RATE_LIMITS in the settings: askin
 creating API tokens, log-ins) in Redis, through Django's cache, so that every process shares the
 count; past the rule's rate it raises `RateLimited`, a 429 with Retry-After. A rate holds over any
 stretch of its period (a sliding window: "2 per minute" lets no third use in a minute across the turn
-of one), and Retry-After is when the next use is let in. Log-ins are throttled by `LoginThrottle`, an authentication backend
-listed before Django's: the page, the admin and `POST /api/auth/token` all authenticate through it.
+of one), and Retry-After is when the next use is let in. Log-ins are throttled by `LoginThrottle`, an
+authentication backend listed before Django's: the page, the admin and `POST /api/auth/token` all
+authenticate through it.
 """
 
 import asyncio
