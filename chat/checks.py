@@ -17,7 +17,7 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import NamedTuple
+from typing import NamedTuple, TypedDict, Unpack
 
 from chat import kinds
 from chat.grounding import SENTENCE, STOPWORDS, WORD, content_words, without_markers
@@ -504,15 +504,13 @@ _STANCES = {
 }  # fmt: skip
 
 
-def missing_details(
-    question: str,
-    answer: str,
-    passages: list[str],
-    *,
-    common: int = DETAIL_COMMON_WORDS,
-    min_coverage: float = DETAIL_MIN_COVERAGE,
-    within_source: bool = True,
-) -> list[str]:
+class DetailOptions(TypedDict, total=False):
+    common: int  # a word among this many most common English words is never salient
+    min_coverage: float  # below this no passage line speaks to the answer: the check has no opinion
+    within_source: bool  # only the passages of the answer's source count
+
+
+def missing_details(question: str, answer: str, passages: list[str], **options: Unpack[DetailOptions]) -> list[str]:
     """The rare words of `question` that none of `passages` has, when a passage line speaks to `answer`.
 
     With `within_source`, only the passages of the source that line is in count, for the rare words
@@ -527,6 +525,9 @@ def missing_details(
     A word of dislike ("hate", "least", `_STANCES`) counts however common it is, and wherever it stands.
     An empty list means the check has no objection.
     """
+    common = options.get("common", DETAIL_COMMON_WORDS)
+    min_coverage = options.get("min_coverage", DETAIL_MIN_COVERAGE)
+    within_source = options.get("within_source", True)
     names = {name.lower() for name in names_in(question)}
     answer_words = stems(without_markers(answer)) - names
     if not answer_words or not passages:
@@ -639,23 +640,8 @@ def person(question: str, answer: str, passages: list[str], *, min_coverage: flo
     return None
 
 
-def detail(
-    question: str,
-    answer: str,
-    passages: list[str],
-    *,
-    common: int = DETAIL_COMMON_WORDS,
-    min_coverage: float = DETAIL_MIN_COVERAGE,
-    within_source: bool = True,
-) -> str | None:
-    missing = missing_details(
-        question,
-        answer,
-        passages,
-        common=common,
-        min_coverage=min_coverage,
-        within_source=within_source,
-    )
+def detail(question: str, answer: str, passages: list[str], **options: Unpack[DetailOptions]) -> str | None:
+    missing = missing_details(question, answer, passages, **options)
     if missing:
         return f"The passages never mention {', '.join(repr(word) for word in missing)}."
     return None
