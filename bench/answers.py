@@ -482,7 +482,9 @@ def replayed(records: list[dict[str, Any]], *, log: Any = print) -> list[dict[st
     """Each stored answer asked of the model again: its question, earlier turns and passages (as the run
     retrieved them) in a prompt written by today's code (`chat.services.prompt_of`); the new answer and the
     seconds to its first token in place of the old (`first_token`). Verdicts settled before the model was
-    asked are kept. A change of the instructions or of how a source is shown, measured in minutes."""
+    asked are kept. A change of the instructions or of how a source is shown, measured in minutes: a prompt
+    that today's code writes as the run did is not asked again (the model answers one prompt the same way
+    each time), and only the prompts asked again have a first token."""
     import asyncio
 
     from django.conf import settings
@@ -512,12 +514,16 @@ def replayed(records: list[dict[str, Any]], *, log: Any = print) -> list[dict[st
             range_label=chosen_for.group(1) if chosen_for else "",
             shape=shape,
         )
+        if prompt == record["prompt"]:
+            again.append({**record, "first_token": None})
+            continue
         answer, first_token = asyncio.run(answer_of(prompt, shape))
         again.append(
             {**record, "model_answer": answer, "abstained_by": "", "prompt": prompt, "first_token": first_token}
         )
         if number % 20 == 0:
             log(f"  replayed {number} of {len(records)}")
+    log(f"  {sum(1 for record in again if record['first_token'] is not None)} of {len(records)} prompts asked again")
     return again
 
 
