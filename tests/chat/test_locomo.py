@@ -6,6 +6,7 @@ from typing import Any
 import pytest
 
 from bench import locomo
+from tests.scripted_model import ScriptedModel
 
 
 def test_evidence_is_read_in_rank_order_within_the_word_budget() -> None:
@@ -86,3 +87,33 @@ def test_regrade_reports_each_checks_share_and_the_verdicts_that_changed(tmp_pat
     assert "  turned away, category 5: model 1, retrieval 1" in lines
     assert "  verdicts changed: 1" in lines
     assert lines[-1].startswith("    cat 4 person -> answered | Where did Caroline move from? -> 'Sweden [1]'")
+
+
+def test_replay_asks_the_model_again_only_the_prompts_todays_code_writes_differently(
+    scripted_model: ScriptedModel,
+) -> None:
+    """`--replay` measures a change of the prompt in minutes: an unchanged prompt keeps its stored answer."""
+    from bench.answers import Passage, replayed
+    from chat import services
+
+    passage = {
+        "text": "Caroline: I moved here from Sweden four years ago.",
+        "source_title": "Caroline and Melanie — session 1",
+        "occurred_at": "2023-05-08T13:56:00+00:00",
+        "anchor": {},
+    }
+    question = "Where did Caroline move from?"
+    today = services.prompt_of(question=question, hits=[Passage.of(passage)], history=[])  # type: ignore[list-item]
+    yesterday = [{**today[0], "content": today[0]["content"].replace("numbered sources", "sources")}, today[-1]]
+    stored = [
+        {"question": question, "prompt": prompt, "model_answer": "Norway [1]", "abstained_by": "",
+         "answer": "Norway [1]", "passages": [passage]}
+        for prompt in (today, yesterday)
+    ]  # fmt: skip
+    lines: list[str] = []
+    again = replayed(stored, log=lines.append)
+    assert scripted_model.script.requests == 1
+    assert again[0]["model_answer"] == "Norway [1]" and again[0]["first_token"] is None
+    assert again[1]["model_answer"] == "The tomatoes go in on 12 May [1]." and again[1]["prompt"] == today
+    assert again[1]["first_token"] is not None
+    assert lines[-1] == "  1 of 2 prompts asked again"
