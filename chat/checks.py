@@ -505,8 +505,8 @@ _STANCES = {
 
 
 class DetailOptions(TypedDict, total=False):
-    common: int  # a word among this many most common English words is never salient
-    min_coverage: float  # below this no passage line speaks to the answer: the check has no opinion
+    common: int  # DETAIL_COMMON_WORDS by default
+    min_coverage: float  # DETAIL_MIN_COVERAGE by default: below it no line speaks to the answer, no opinion
     within_source: bool  # only the passages of the answer's source count
 
 
