@@ -37,6 +37,8 @@ def sign_in(page: Page, web_server: str, user: User) -> None:
     page.get_by_label("Password").fill(PASSWORD)
     page.get_by_role("button", name="Log in").click()
     expect(page.get_by_role("heading", name="Write a note")).to_be_visible()
+    # The page shows before its deferred scripts run; a drop before upload.js is listening is lost.
+    page.wait_for_load_state("load")
 
 
 @pytest.fixture
