@@ -106,6 +106,11 @@ def test_metrics_move_with_requests_a_job_and_an_answer(
             while request(f"{url}/api/jobs/{queued['job_id']}", token=token)[1]["status"] != "done":
                 assert time.monotonic() < deadline, "the job did not finish"
                 time.sleep(0.2)
+            # The job reads "done" before the worker logs its last stage and its run: wait for them here,
+            # where the logger's level lets them through.
+            while not any(record.getMessage() == "job" for record in caplog.records):
+                assert time.monotonic() < deadline, "the job's run was not logged"
+                time.sleep(0.05)
         assert request(f"{url}/api/search?q=tomatoes", token=token)[0] == 200
         status, answer = request(f"{url}/api/ask", token=token, body={"question": "When do the tomatoes go in?"})
         assert status == 200, answer
