@@ -13,6 +13,7 @@ from typing import Any
 
 import numpy as np
 
+from chat import quantities
 from ingestion.embeddings import embed_texts
 
 # Support = mean of lexical coverage and cosine similarity (supported sentences score 0.6-0.9, unrelated
@@ -66,8 +67,9 @@ def ground(
     (two or more content words) that no passage supports is removed; a marker that points to no
     passage never survives. A sentence that repeats one of `headers` (what a passage is introduced
     with: "Tim and John — session 4 (2 August 2023, …)") is removed too: small models copy one when
-    they find no answer, and the passage it introduces "supports" every word of it. `check` records
-    each sentence's fate.
+    they find no answer, and the passage it introduces "supports" every word of it. So is one that
+    quotes a number in a unit the passages never give it ("a $4 raise" from "4% raise":
+    `chat.quantities`). `check` records each sentence's fate.
     """
     copied_headers = [header for header in headers or [] if header and header in answer]
     # Sentences, each with the line it stands on: a list keeps its lines and their bullets or numbers.
@@ -95,7 +97,8 @@ def ground(
             kept = [best + 1]
         is_claim = len(content_words(plain[index])) >= 2
         copied = any(header in sentence for header in copied_headers)
-        removed = (is_claim and not kept) or copied
+        misquoted = quantities.misquoted(plain[index], passages)
+        removed = (is_claim and not kept) or copied or bool(misquoted)
         records.append(
             {
                 "text": plain[index],
@@ -104,6 +107,7 @@ def ground(
                 "support": round(best_support, 3),
                 "removed": removed,
                 **({"copied_header": True} if copied else {}),
+                **({"misquoted": misquoted} if misquoted else {}),
             }
         )
         if removed:

@@ -52,3 +52,38 @@ def test_a_numbered_list_keeps_its_numbers_in_front_of_each_item() -> None:
         "Net the brassicas",
         "Fix the shed door hinge",
     ]
+
+
+ONE_TO_ONE = (
+    "1:1 with Rebecca (3 December 2026)\n"
+    "She's putting me forward for promotion: 4% raise from January, review again in 6 months.\n"
+    "Car: Kavanagh Motors did the front pads and discs, €240, about 2 hrs."
+)
+
+
+def test_a_sentence_that_gives_a_number_another_unit_is_dropped() -> None:
+    summary = (
+        "Rebecca is putting you forward for promotion [1]. "
+        "It comes with a $4 raise from January [1]. "
+        "It will be reviewed again in 6 months [1]."
+    )
+    grounded = ground(summary, [ONE_TO_ONE])
+    assert grounded.text == (
+        "Rebecca is putting you forward for promotion [1]. It will be reviewed again in 6 months [1]."
+    )
+    assert [record.get("misquoted") for record in grounded.check["sentences"]] == [None, ["$4"], None]
+    # A fact answer that misreads its number keeps nothing: the chat abstains rather than mislead.
+    assert ground("The brakes took 240 hours [1].", [ONE_TO_ONE]).text == ""
+    assert ground("The brakes cost $240 [1].", [ONE_TO_ONE]).text == ""
+
+
+def test_a_number_in_its_own_unit_or_in_words_the_notes_leave_bare_stands() -> None:
+    for answer in (
+        "A 4 per cent raise from January [1].",
+        "The brakes cost €240 and took about 2 hours [1].",
+        "The front pads and discs cost 240 € [1].",
+    ):
+        assert ground(answer, [ONE_TO_ONE]).text == answer
+    # The notes write the budget bare: the answer's currency is the model's reading, not a misquote.
+    budget = "Monthly budget\ngroceries 700\neating out / takeaways 150"
+    assert ground("Your monthly food budget is €700 [1].", [budget]).text == "Your monthly food budget is €700 [1]."

@@ -1,0 +1,107 @@
+"""Quantities and their units: an answer that quotes a number keeps the unit its passages give it.
+
+A small model reading "4% raise" writes "a $4 raise"; reading "1hr labour £70" it may write "70 hours".
+The number is in the passages, so the sentence looks supported, but what it tells is not what they say.
+A quantity of the answer is *misquoted* when its number stands in the passages only with units of
+another meaning: never bare, never with the answer's unit. A number the passages do not have, or have
+bare ("groceries 700" answered "€700"), is not this rule's to judge. A rule of how people write amounts,
+in notes, prose and dialogue alike.
+"""
+
+import re
+from decimal import Decimal, InvalidOperation
+
+# Each way of writing a unit, to the units it may mean ("pounds" is money or weight; "°" either scale).
+_UNITS: dict[str, frozenset[str]] = {}
+
+
+def _unit(meanings: str, *spellings: str) -> None:
+    for spelling in spellings:
+        _UNITS[spelling] = frozenset(meanings.split())
+
+
+_unit("$", "$", "usd", "dollar", "dollars", "bucks")
+_unit("€", "€", "eur", "euro", "euros")
+_unit("£", "£", "gbp", "quid")
+_unit("£ lb", "pound", "pounds")
+_unit("¥", "¥", "yen", "jpy")
+_unit("₹", "₹", "inr", "rupee", "rupees")
+_unit("%", "%", "percent", "per cent")
+_unit("second", "sec", "secs", "second", "seconds")
+_unit("minute", "min", "mins", "minute", "minutes")
+_unit("hour", "h", "hr", "hrs", "hour", "hours")
+_unit("day", "day", "days")
+_unit("week", "wk", "wks", "week", "weeks")
+_unit("month", "month", "months", "mo", "mos")
+_unit("year", "yr", "yrs", "year", "years")
+_unit("mm", "mm", "millimetre", "millimetres", "millimeter", "millimeters")
+_unit("cm", "cm", "centimetre", "centimetres", "centimeter", "centimeters")
+_unit("metre", "metre", "metres", "meter", "meters")
+_unit("km", "km", "kms", "kilometre", "kilometres", "kilometer", "kilometers")
+_unit("mile", "mi", "mile", "miles")
+_unit("foot", "ft", "foot", "feet")
+_unit("mg", "mg", "milligram", "milligrams")
+_unit("g", "g", "gram", "grams", "gr")
+_unit("kg", "kg", "kgs", "kilo", "kilos", "kilogram", "kilograms")
+_unit("lb", "lb", "lbs")
+_unit("oz", "oz", "ounce", "ounces")
+_unit("ml", "ml", "millilitre", "millilitres", "milliliter", "milliliters")
+_unit("l", "l", "litre", "litres", "liter", "liters")
+_unit("°C °F", "°", "degree", "degrees")
+_unit("°C", "°c", "c", "celsius")
+_unit("°F", "°f", "f", "fahrenheit")
+_unit("kb", "kb")
+_unit("mb", "mb")
+_unit("gb", "gb")
+_unit("tb", "tb")
+_unit("am", "am", "a.m.")
+_unit("pm", "pm", "p.m.")
+
+_NUMBER = r"\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?::\d{2}|\.\d+)?"
+_BEFORE = r"[$€£¥₹]"
+_AFTER = "|".join(re.escape(spelling) for spelling in sorted(_UNITS, key=len, reverse=True))
+# A number, the symbol before it ("€240") and the unit after it ("4%", "500mg", "2 hrs", "200 °C", "7pm", "240 €").
+# A unit is a word of its own: "40k" and "the 1990s" are numbers written bare.
+_QUANTITY = re.compile(
+    rf"(?P<before>{_BEFORE})?\s?(?<![\d.,:])(?P<number>{_NUMBER})(?![\d,]*\d)"
+    rf"(?:\s?(?P<after>{_AFTER})(?![\w%]))?",
+    re.IGNORECASE,
+)
+
+
+def quantities(text: str) -> list[tuple[str, frozenset[str]]]:
+    """Each number of `text` with the units it may be in (empty when it is written bare)."""
+    found = []
+    for match in _QUANTITY.finditer(text):
+        units: frozenset[str] = frozenset()
+        for spelling in (match["before"], match["after"]):
+            if spelling:
+                units |= _UNITS.get(spelling.lower(), frozenset())
+        found.append((_value(match["number"]), units))
+    return found
+
+
+def _value(number: str) -> str:
+    """The same value however written: "1,255" and "1255", "4.50" and "4.5", "07:15" and "7:15"."""
+    if ":" in number:
+        return number.lstrip("0") or number
+    try:
+        return format(Decimal(number.replace(",", "")).normalize(), "f")
+    except InvalidOperation:
+        return number
+
+
+def misquoted(sentence: str, passages: list[str]) -> list[str]:
+    """The quantities of `sentence` whose number the passages give only in other units ("$4" where
+    they say "4%"), each as the sentence writes it beside how the passages do."""
+    given: dict[str, list[frozenset[str]]] = {}
+    for passage in passages:
+        for value, units in quantities(passage):
+            given.setdefault(value, []).append(units)
+    wrong = []
+    for match, (value, units) in zip(_QUANTITY.finditer(sentence), quantities(sentence), strict=True):
+        written = given.get(value)
+        if not units or not written or any(not theirs or theirs & units for theirs in written):
+            continue
+        wrong.append(match.group(0).strip())
+    return wrong

@@ -1,0 +1,34 @@
+"""How an amount is read: its number and the units it may be in, however a person types it."""
+
+import pytest
+
+from chat.quantities import misquoted, quantities
+
+
+@pytest.mark.parametrize(
+    ("text", "read"),
+    [
+        ("€240", [("240", {"€"})]),
+        ("240 €", [("240", {"€"})]),
+        ("£1,255.50 in total", [("1255.5", {"£"})]),
+        ("a 4% raise", [("4", {"%"})]),
+        ("500mg twice a day", [("500", {"mg"})]),
+        ("bake at 200C for 40 mins", [("200", {"°C"}), ("40", {"minute"})]),
+        ("200 degrees", [("200", {"°C", "°F"})]),
+        ("10 pounds", [("10", {"£", "lb"})]),
+        ("leaves 07:15, back by 5pm", [("7:15", set()), ("5", {"pm"})]),
+        ("the 1990s, flight SK538, on the 14th", [("1990", set()), ("538", set()), ("14", set())]),
+        ("a 5k run, a €40k salary", [("5", set()), ("40", {"€"})]),
+    ],
+)  # fmt: skip
+def test_an_amount_is_read_with_its_units(text: str, read: list[tuple[str, set[str]]]) -> None:
+    assert [(value, set(units)) for value, units in quantities(text)] == read
+
+
+def test_only_a_number_the_passages_give_in_other_units_alone_is_misquoted() -> None:
+    passages = ["Plumber: part ~£45 + 1hr labour £70", "Physio: 3 sessions, 45 mins each"]
+    assert misquoted("Labour was 70 hours and the part £45.", passages) == ["70 hours"]
+    # 45 stands as pounds in one passage and as minutes in the other: either reading is theirs.
+    assert misquoted("Each session is 45 minutes.", passages) == []
+    assert misquoted("There are 3 weeks of sessions.", passages) == []  # "3 sessions" is bare
+    assert misquoted("It costs 99 euro.", passages) == []  # a number they do not have is not judged here
