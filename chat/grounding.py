@@ -83,6 +83,7 @@ def ground(
         placed.extend((number, part) for part in SENTENCE.split(line) if part.strip())
     sentences = [part for _, part in placed]
     plain = [_MARKER.sub("", sentence).strip() for sentence in sentences]
+    amounts = quantities.given(passages)
     support = _support_matrix(plain, passages) if sentences and passages else np.zeros((len(sentences), 0))
     used: list[int] = []
     kept_lines: dict[int, list[str]] = {}
@@ -97,7 +98,7 @@ def ground(
             kept = [best + 1]
         is_claim = len(content_words(plain[index])) >= 2
         copied = any(header in sentence for header in copied_headers)
-        misquoted = quantities.misquoted(plain[index], passages)
+        misquoted = quantities.misquoted(plain[index], amounts)
         removed = (is_claim and not kept) or copied or bool(misquoted)
         records.append(
             {

@@ -71,13 +71,18 @@ _QUANTITY = re.compile(
 
 def quantities(text: str) -> list[tuple[str, frozenset[str]]]:
     """Each number of `text` with the units it may be in (empty when it is written bare)."""
+    return [(value, units) for _, value, units in _read(text)]
+
+
+def _read(text: str) -> list[tuple[str, str, frozenset[str]]]:
+    """Each quantity of `text` as written, its value and the units it may be in."""
     found = []
     for match in _QUANTITY.finditer(text):
         units: frozenset[str] = frozenset()
         for spelling in (match["before"], match["after"]):
             if spelling:
                 units |= _UNITS.get(spelling.lower(), frozenset())
-        found.append((_value(match["number"]), units))
+        found.append((match.group(0).strip(), _value(match["number"]), units))
     return found
 
 
@@ -91,17 +96,24 @@ def _value(number: str) -> str:
         return number
 
 
-def misquoted(sentence: str, passages: list[str]) -> list[str]:
-    """The quantities of `sentence` whose number the passages give only in other units ("$4" where
-    they say "4%"), each as the sentence writes it beside how the passages do."""
-    given: dict[str, list[frozenset[str]]] = {}
+Given = dict[str, list[frozenset[str]]]
+
+
+def given(passages: list[str]) -> Given:
+    """Each number of the passages, to the units each time it stands in them (read once per answer)."""
+    found: Given = {}
     for passage in passages:
         for value, units in quantities(passage):
-            given.setdefault(value, []).append(units)
+            found.setdefault(value, []).append(units)
+    return found
+
+
+def misquoted(sentence: str, passages: Given) -> list[str]:
+    """The quantities of `sentence` whose number the passages give only in other units ("$4" where
+    they say "4%"), each as the sentence writes it."""
     wrong = []
-    for match, (value, units) in zip(_QUANTITY.finditer(sentence), quantities(sentence), strict=True):
-        written = given.get(value)
-        if not units or not written or any(not theirs or theirs & units for theirs in written):
-            continue
-        wrong.append(match.group(0).strip())
+    for written, value, units in _read(sentence):
+        theirs = passages.get(value)
+        if units and theirs and not any(not other or other & units for other in theirs):
+            wrong.append(written)
     return wrong

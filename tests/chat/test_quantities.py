@@ -2,7 +2,7 @@
 
 import pytest
 
-from chat.quantities import misquoted, quantities
+from chat.quantities import given, misquoted, quantities
 
 
 @pytest.mark.parametrize(
@@ -27,8 +27,8 @@ def test_an_amount_is_read_with_its_units(text: str, read: list[tuple[str, set[s
 
 def test_only_a_number_the_passages_give_in_other_units_alone_is_misquoted() -> None:
     passages = ["Plumber: part ~£45 + 1hr labour £70", "Physio: 3 sessions, 45 mins each"]
-    assert misquoted("Labour was 70 hours and the part £45.", passages) == ["70 hours"]
+    assert misquoted("Labour was 70 hours and the part £45.", given(passages)) == ["70 hours"]
     # 45 stands as pounds in one passage and as minutes in the other: either reading is theirs.
-    assert misquoted("Each session is 45 minutes.", passages) == []
-    assert misquoted("There are 3 weeks of sessions.", passages) == []  # "3 sessions" is bare
-    assert misquoted("It costs 99 euro.", passages) == []  # a number they do not have is not judged here
+    assert misquoted("Each session is 45 minutes.", given(passages)) == []
+    assert misquoted("There are 3 weeks of sessions.", given(passages)) == []  # "3 sessions" is bare
+    assert misquoted("It costs 99 euro.", given(passages)) == []  # a number they do not have is not judged here
