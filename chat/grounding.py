@@ -69,7 +69,8 @@ def ground(
     with: "Tim and John — session 4 (2 August 2023, …)") is removed too: small models copy one when
     they find no answer, and the passage it introduces "supports" every word of it. So is one that
     quotes a number in a unit the passages never give it ("a $4 raise" from "4% raise":
-    `chat.quantities`). `check` records each sentence's fate.
+    `chat.quantities`); a currency they never name is taken off a number they write bare. `check`
+    records each sentence's fate.
     """
     copied_headers = [header for header in headers or [] if header and header in answer]
     # Sentences, each with the line it stands on: a list keeps its lines and their bullets or numbers.
@@ -82,8 +83,8 @@ def ground(
             line = line[item.end() :]
         placed.extend((number, part) for part in SENTENCE.split(line) if part.strip())
     sentences = [part for _, part in placed]
-    plain = [_MARKER.sub("", sentence).strip() for sentence in sentences]
     amounts = quantities.given(passages)
+    plain = [quantities.without_unnamed_currency(_MARKER.sub("", sentence).strip(), amounts) for sentence in sentences]
     support = _support_matrix(plain, passages) if sentences and passages else np.zeros((len(sentences), 0))
     used: list[int] = []
     kept_lines: dict[int, list[str]] = {}

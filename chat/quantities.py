@@ -4,8 +4,9 @@ A small model reading "4% raise" writes "a $4 raise"; reading "1hr labour £70" 
 The number is in the passages, so the sentence looks supported, but what it tells is not what they say.
 A quantity of the answer is *misquoted* when its number stands in the passages only with units of
 another meaning: never bare, never with the answer's unit. A number the passages do not have, or have
-bare ("groceries 700" answered "€700"), is not this rule's to judge. A rule of how people write amounts,
-in notes, prose and dialogue alike.
+bare ("groceries 700" answered "€700"), is not this rule's to judge — but a currency the passages never
+name is taken off it: "quartz ~1,200" is not "$1,200" to someone who counts in euro. Rules of how people
+write amounts, in notes, prose and dialogue alike.
 """
 
 import re
@@ -117,3 +118,22 @@ def misquoted(sentence: str, passages: Given) -> list[str]:
         if units and theirs and not any(not other or other & units for other in theirs):
             wrong.append(written)
     return wrong
+
+
+_CURRENCIES = frozenset("$ € £ ¥ ₹".split())
+
+
+def without_unnamed_currency(sentence: str, passages: Given) -> str:
+    """`sentence` without the currency symbols put on numbers the passages give only bare, where they name
+    that currency nowhere ("$1,200" from "quartz ~1,200" becomes "1,200"); "€700" stays where they say
+    "€" of another amount."""
+    named = {unit for readings in passages.values() for units in readings for unit in units} & _CURRENCIES
+    cut = []
+    for match in _QUANTITY.finditer(sentence):
+        symbol = match["before"]
+        theirs = passages.get(_value(match["number"]))
+        if symbol and theirs and not any(theirs) and not _UNITS[symbol] & named:
+            cut.append((match.start("before"), match.start("number")))
+    for start, end in reversed(cut):
+        sentence = sentence[:start] + sentence[end:]
+    return sentence

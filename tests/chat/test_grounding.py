@@ -84,6 +84,12 @@ def test_a_number_in_its_own_unit_or_in_words_the_notes_leave_bare_stands() -> N
         "The front pads and discs cost 240 € [1].",
     ):
         assert ground(answer, [ONE_TO_ONE]).text == answer
-    # The notes write the budget bare: the answer's currency is the model's reading, not a misquote.
+    # The notes write the budget bare: the answer's currency is the model's reading, not a misquote — kept
+    # where the passages count in it elsewhere, taken off where they never name it (the 1.5B writes "$").
     budget = "Monthly budget\ngroceries 700\neating out / takeaways 150"
-    assert ground("Your monthly food budget is €700 [1].", [budget]).text == "Your monthly food budget is €700 [1]."
+    answer = "Your monthly food budget is €700 [1]."
+    assert ground(answer, [budget, ONE_TO_ONE]).text == answer
+    assert ground(answer, [budget]).text == "Your monthly food budget is 700 [1]."
+    assert ground("Your monthly food budget is $700 [1].", [budget, ONE_TO_ONE]).text == (
+        "Your monthly food budget is 700 [1]."
+    )

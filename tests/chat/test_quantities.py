@@ -2,7 +2,7 @@
 
 import pytest
 
-from chat.quantities import given, misquoted, quantities
+from chat.quantities import given, misquoted, quantities, without_unnamed_currency
 
 
 @pytest.mark.parametrize(
@@ -32,3 +32,16 @@ def test_only_a_number_the_passages_give_in_other_units_alone_is_misquoted() -> 
     assert misquoted("Each session is 45 minutes.", given(passages)) == []
     assert misquoted("There are 3 weeks of sessions.", given(passages)) == []  # "3 sessions" is bare
     assert misquoted("It costs 99 euro.", given(passages)) == []  # a number they do not have is not judged here
+
+
+def test_a_currency_the_passages_never_name_is_taken_off_a_number_they_write_bare() -> None:
+    kitchen = given(["quote came in at 8,450 incl fitting, worktop is extra (quartz ~1,200)"])
+    assert without_unnamed_currency("The worktop is about $1,200, the rest $8,450.", kitchen) == (
+        "The worktop is about 1,200, the rest 8,450."
+    )
+    budget = given(["groceries 700, eating out 150", "rent €1,200 on the 1st"])
+    # They count in euro elsewhere: "€700" says what they mean; "$700" does not.
+    assert without_unnamed_currency("Groceries are €700 a month.", budget) == "Groceries are €700 a month."
+    assert without_unnamed_currency("Groceries are $700 a month.", budget) == "Groceries are 700 a month."
+    # A number they give with a unit is `misquoted`'s to judge; one they do not have is not judged at all.
+    assert without_unnamed_currency("Rent is $1,200 and parking $90.", budget) == "Rent is $1,200 and parking $90."
