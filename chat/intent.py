@@ -184,6 +184,10 @@ def read(message: str, previous: tuple[str, str] | None = None, *, assume_follow
         rest = _PAGE.sub(" ", message)
         # Nothing asked of the page but what is on it ("what's on page 3 of the PDF?"): its gist.
         kind, shape = kind or "pdf", shape_of(rest) if names_a_topic(rest) else SUMMARY
+    elif kind is not None and order is None and not names_a_topic(message):
+        # Nothing asked of a source pointed at by its kind but what is in it ("what did the recording say?",
+        # "what's the paper about?"): its gist, as for a page.
+        shape = SUMMARY
     else:
         shape = shape_of(message)
     if previous is not None and (assume_follow_up or is_follow_up(message)):

@@ -829,20 +829,10 @@ def _prompt_fit(*, turn: _Turn, hits: list[Hit], zone: tzinfo) -> tuple[list[dic
     answer's own tokens, capped by CHAT_HISTORY_TOKENS; whole question-and-answer turns are kept or
     left out together. Returns the prompt and how many earlier messages were left out.
     """
-    retrieval = turn.retrieval
-    label = retrieval.label if retrieval else ""
-    bare = prompt_of(
-        question=turn.question.content,
-        hits=hits,
-        history=[],
-        range_label=label,
-        zone=zone,
-        shape=turn.shape,
-        selection=turn.selection,
-    )
+    bare = _prompt_of_turn(turn=turn, hits=hits, zone=zone)
     room = settings.CHAT_CONTEXT_TOKENS - turn.max_tokens - sum(_tokens_of(item) for item in bare)
     budget = min(settings.CHAT_HISTORY_TOKENS, room)
-    earlier = _history(turn=turn)
+    earlier = _history(turn=turn) if not _points_at_a_source(turn) else []
     kept: list[dict[str, str]] = []
     for pair in reversed(earlier):
         cost = sum(_tokens_of(item) for item in pair)
@@ -850,16 +840,33 @@ def _prompt_fit(*, turn: _Turn, hits: list[Hit], zone: tzinfo) -> tuple[list[dic
             break
         budget -= cost
         kept = [*pair, *kept]
-    prompt = prompt_of(
+    return _prompt_of_turn(turn=turn, hits=hits, zone=zone, history=kept), 2 * len(earlier) - len(kept)
+
+
+def _points_at_a_source(turn: _Turn) -> bool:
+    """Whether the question points at a source by its kind or a PDF's page ("what is the paper about?", "what
+    did the recording say?"), not as a follow-up. Such a question is asked without the earlier turns: shown
+    them, the 1.5B answered with an earlier answer's words ("The recording said "Docling bundles…"" after
+    "What does the scanned page say?"; "The paper is about the impact of climate change on agriculture"
+    after a question about the car) instead of the source's."""
+    pointed = turn.retrieval is not None and turn.retrieval.pointed and turn.selection is None
+    return pointed and turn.intent is not None and not turn.intent.follow_up
+
+
+def _prompt_of_turn(
+    *, turn: _Turn, hits: list[Hit], zone: tzinfo, history: list[dict[str, str]] | None = None
+) -> list[dict[str, str]]:
+    """The turn's question after the earlier messages in `history` (none by default), over `hits`."""
+    return prompt_of(
         question=turn.question.content,
         hits=hits,
-        history=kept,
-        range_label=label,
+        history=history or [],
+        range_label=turn.retrieval.label if turn.retrieval else "",
+        pointed_kind=turn.intent.source_kind if turn.intent and _points_at_a_source(turn) else None,
         zone=zone,
         shape=turn.shape,
         selection=turn.selection,
     )
-    return prompt, 2 * len(earlier) - len(kept)
 
 
 def _tokens_of(message: dict[str, str]) -> int:
@@ -886,12 +893,17 @@ def _history(*, turn: _Turn) -> list[tuple[dict[str, str], dict[str, str]]]:
     return turns
 
 
+# How the prompt names the kind of source a question points at ("the recording", "the paper").
+POINTED_KINDS = {"pdf": "PDF document", "audio": "recording", "image": "image", "url": "web page"}
+
+
 def prompt_of(
     *,
     question: str,
     hits: list[Hit],
     history: list[dict[str, str]],
     range_label: str = "",
+    pointed_kind: str | None = None,
     zone: tzinfo = UTC,
     shape: str = intent.FACT,
     selection: Selection | None = None,
@@ -907,6 +919,9 @@ def prompt_of(
     sources = "\n\n".join(f"[{number}] {_as_read(hit, zone)}" for number, hit in enumerate(hits, start=1))
     # The model cannot know what "last week" was; it is told the dates the sources were chosen from.
     when = f"\nThe sources were chosen for this time: {range_label}." if range_label else ""
+    # A source's header does not say what it is: told, the model ties "the recording" to "fleurs-en-000".
+    if pointed_kind is not None:
+        when += f"\nThe sources are from the {POINTED_KINDS[pointed_kind]} the question points at."
     about = _selected(selection, hits) if selection is not None else ""
     rule = WHEN_RULE if intent.asks_when(question) else ""
     return [

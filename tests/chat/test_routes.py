@@ -8,7 +8,7 @@ whether the model was asked at all.
 
 from datetime import timedelta
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import pytest
 from django.utils import timezone
@@ -348,6 +348,8 @@ def test_whats_on_my_to_do_list_today_reads_the_to_do_note_not_another_list(
         ("Give me the gist of the whole document", "pdf", False),
         ("Give me the main points of this document please", "pdf", False),
         ("What did I say in my last voice memo?", "audio", False),
+        ("What did the recording say?", "audio", False),  # as a fact, the 1.5B: "I couldn't find that…"
+        ("When was the recording made?", "audio", True),
         ("What does the paper say about hyperparameters?", "pdf", True),
         ("What was the recording about the budget?", "audio", True),
         ("What does the screenshot say?", "image", False),
@@ -361,6 +363,8 @@ def test_a_question_can_point_at_a_source_by_its_kind(question: str, kind: str |
     read = intent.read(question)
     assert read.source_kind == kind
     assert intent.names_a_topic(question) is topic
+    if kind is not None and not topic:  # nothing asked of it but what it holds: its gist
+        assert read.shape == intent.SUMMARY
 
 
 def test_summarize_the_pdf_reads_the_newest_pdf_from_its_start_and_no_one_elses(
@@ -381,8 +385,36 @@ def test_summarize_the_pdf_reads_the_newest_pdf_from_its_start_and_no_one_elses(
     system = scripted_model.script.bodies[-1]["messages"][0]["content"]  # type: ignore[index]
     assert "Hyper Parameter Optimization" in system and "PubTabNet" in system
     assert "Lorem" not in system and "tomato" not in system.lower() and "Federal Register" not in system
+    # The header "otsl (page 9)" does not say what it is; the model is told it is the PDF asked about.
+    assert system.endswith("The sources are from the PDF document the question points at.")
     trace = Message.objects.get(pk=done["message_id"]).trace
     assert trace["source_kind"] == "pdf" and trace["pointed"] and trace["shape"] == intent.SUMMARY
+
+
+def test_a_question_about_a_source_pointed_at_is_asked_without_the_turns_before_it(
+    celery_worker: None, scripted_model: ScriptedModel
+) -> None:
+    # Shown the turn before, the 1.5B answered "What did the recording say?" with that turn's answer.
+    user = make_user("pointer")
+    api = ApiClient.for_user(user)
+    note_of(user, GARDEN_NOTE)
+    processed(api, "otsl.pdf", (PDFS / "academic_arxiv2305.03393_page9.pdf").read_bytes())
+    first = events_of(user=user, question="When do the tomatoes go into the raised bed?")[-1]
+    conversation = first["conversation_id"]
+    scripted_model.script = Script(tokens=["It compares OTSL with HTML for table structure recognition [1]."])
+    events_of(user=user, question="What is the paper about?", conversation_id=conversation)
+    pointed = last_prompt(scripted_model)
+    assert [item["role"] for item in pointed] == ["system", "user"]
+    assert "The sources are from the PDF document the question points at." in pointed[0]["content"]
+    scripted_model.script = Script(tokens=["Every second evening [1]."])
+    events_of(user=user, question="How often should I water the beds?", conversation_id=conversation)
+    asked = last_prompt(scripted_model)
+    assert [item["role"] for item in asked][-3:] == ["user", "assistant", "user"]
+    assert "points at" not in asked[0]["content"]
+
+
+def last_prompt(model: ScriptedModel) -> list[dict[str, str]]:
+    return cast("list[dict[str, str]]", model.script.bodies[-1]["messages"])
 
 
 @pytest.mark.parametrize(
