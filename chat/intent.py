@@ -161,6 +161,7 @@ class Intent:
     source_kind: str | None = None  # "pdf", "audio", "image", "url" when it points at a source by its kind ("the PDF")
     order: "Order | None" = None  # "what was the last thing I wrote down?": a listing by order
     page: int | None = None  # "what's on page 9 of the PDF?": a PDF's page, numbered as its citations show it
+    named: tuple[str, ...] = ()  # "summarize the table PDF": words of the title of the source pointed at
 
 
 @dataclass(frozen=True)
@@ -180,6 +181,9 @@ def read(message: str, previous: tuple[str, str] | None = None, *, assume_follow
     if acts:
         return Intent(CONVERSATION, acts=acts)
     kind, order, page = source_kind_of(message), order_of(message), page_of(message)
+    named: tuple[str, ...] = ()
+    if kind is None and page is None and (found := named_source(message)) is not None:
+        kind, named = found
     if page is not None:  # a page is a PDF's; the question's shape is read without it ("what is page 4 about?")
         rest = _PAGE.sub(" ", message)
         # Nothing asked of the page but what is on it ("what's on page 3 of the PDF?"): its gist.
@@ -192,8 +196,10 @@ def read(message: str, previous: tuple[str, str] | None = None, *, assume_follow
         shape = shape_of(message)
     if previous is not None and (assume_follow_up or is_follow_up(message)):
         search = standalone(message, *previous)
-        return Intent(QUESTION, search=search, follow_up=True, shape=shape, source_kind=kind, order=order, page=page)
-    return Intent(QUESTION, search=message, shape=shape, source_kind=kind, order=order, page=page)
+        return Intent(
+            QUESTION, search=search, follow_up=True, shape=shape, source_kind=kind, order=order, page=page, named=named
+        )
+    return Intent(QUESTION, search=message, shape=shape, source_kind=kind, order=order, page=page, named=named)
 
 
 # A PDF's page as people name it after reading a citation ("page 4"): "on page 9", "page 12 of the report", "p. 3".
@@ -255,6 +261,26 @@ _SOURCE_KINDS = {
 }
 
 
+# A file named by words of its title before the word for what it is: "the table PDF", "my Lisbon voice memo",
+# "the tenancy agreement PDF". Only words that mean a file (not "the school talk", which may be an event).
+_NAMED = re.compile(
+    r"\b(?:the|this|that|my)\s+(?P<words>(?:[\w'’-]+\s+){1,3}?)"
+    r"(?P<kind>pdf|recording|voice ?memo|voice ?note|screenshot)s?\b",
+    re.IGNORECASE,
+)
+_NAMED_KINDS = {"pdf": "pdf", "recording": "audio", "screenshot": "image"}
+
+
+def named_source(question: str) -> tuple[str, tuple[str, ...]] | None:
+    """The kind of file the question names by words of its title, and those words ("the table PDF" →
+    ("pdf", ("table",))), or None."""
+    match = _NAMED.search(question)
+    if match is None:
+        return None
+    kind = _NAMED_KINDS.get(match["kind"].lower(), "audio")
+    return kind, tuple(word.lower() for word in _WORD.findall(match["words"]))
+
+
 def source_kind_of(question: str) -> str | None:
     """The kind of source the question points at ("pdf", "audio", "image", "url"), or None."""
     found = [(match.start(), kind) for kind, pattern in _SOURCE_KINDS.items() if (match := pattern.search(question))]
@@ -273,7 +299,7 @@ _GIST = frozenset(
 def names_a_topic(question: str) -> bool:
     """Whether a question that points at a source by kind also asks about something in it
     ("what does the paper say about HPO?") rather than for the source itself ("summarize the PDF")."""
-    rest = question
+    rest = _NAMED.sub(" ", question)  # "summarize the table PDF": "table" names the file, not a topic
     for pattern in _SOURCE_KINDS.values():
         rest = pattern.sub(" ", rest)
     return any(word.lower() not in _GIST for word in _WORD.findall(rest))

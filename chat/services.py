@@ -587,8 +587,9 @@ def _retrieve(*, turn: _Turn, user: User, ignore_dates: bool) -> Retrieval:
     """The passages for the question. One about a selection reads the selection's passages and their
     neighbours (`selectors.selection_passages`). One that points at a source by its kind ("summarize the PDF", "what
     did I say in my last voice memo?") searches only that kind of source — and when it names nothing else
-    to look for, reads the newest of them from its start. One that names a PDF's page ("what is page 9
-    about?") reads that page of the newest PDF that has it."""
+    to look for, reads the newest of them from its start ("the table PDF": the newest whose title has
+    "table"). One that names a PDF's page ("what is page 9 about?") reads that page of the newest PDF that
+    has it."""
     assert turn.intent is not None
     if turn.selection is not None:
         hits = selectors.selection_passages(owner_id=user.pk, selection=turn.selection)
@@ -604,6 +605,11 @@ def _retrieve(*, turn: _Turn, user: User, ignore_dates: bool) -> Retrieval:
     if page is not None:  # "what's on page 9 of the paper?": the newest PDF that has the page, that page read
         ready = ready.filter(chunks__anchor__page=page).distinct()
     newest = ready.order_by("-created_at", "-id").first() if kind else None
+    if turn.intent.named:  # "the table PDF": the newest of them whose title has those words; none, no pointer
+        newest = next(
+            (source for source in ready.order_by("-created_at", "-id") if _titled(source.title, turn.intent.named)),
+            None,
+        )
     query = turn.intent.search
     if newest is not None and page is not None:
         hits = selectors.source_passages(owner_id=user.pk, source_id=newest.pk, k=k, page=page)
@@ -1033,6 +1039,11 @@ def check_answer(
 
 
 _NAME_JOINS = re.compile(r"_|(?<=[^\W\d_])(?=\d)|(?<=\d)(?=[^\W\d_])")
+
+
+def _titled(title: str, words: tuple[str, ...]) -> bool:
+    """Whether a source's title has all of `words` ("table" in "table_nics_background_checks_2015-11")."""
+    return set(words) <= {word.lower() for word in re.findall(r"[^\W_]+", _title_words(title))}
 
 
 def _title_words(title: str) -> str:

@@ -391,6 +391,45 @@ def test_summarize_the_pdf_reads_the_newest_pdf_from_its_start_and_no_one_elses(
     assert trace["source_kind"] == "pdf" and trace["pointed"] and trace["shape"] == intent.SUMMARY
 
 
+@pytest.mark.parametrize(
+    ("question", "named", "shape"),
+    [
+        ("Summarize the table PDF.", ("table",), intent.SUMMARY),
+        ("What's in my kitchen reno recording?", ("kitchen", "reno"), intent.SUMMARY),
+        ("What does the tenancy PDF say about pets?", ("tenancy",), intent.FACT),
+        ("What time is the school talk?", (), intent.FACT),  # a talk may be an event, not a file
+    ],
+)
+def test_a_file_can_be_named_by_words_of_its_title(question: str, named: tuple[str, ...], shape: str) -> None:
+    read = intent.read(question)
+    assert read.named == named and read.shape == shape
+
+
+def test_summarize_the_table_pdf_reads_the_pdf_so_titled_not_the_newest(
+    celery_worker: None, scripted_model: ScriptedModel
+) -> None:
+    # Seen in a browser walk: "Summarize the table PDF." was not read as pointing at a PDF at all, and the
+    # table's passages (rows of numbers) fell under the relevance gate: "I couldn't find…".
+    user = make_user("tables")
+    api = ApiClient.for_user(user)
+    processed(
+        api,
+        "table_nics_background_checks_2015-11.pdf",
+        (PDFS / "table_nics_background_checks_2015-11.pdf").read_bytes(),
+    )
+    processed(api, "otsl.pdf", (PDFS / "academic_arxiv2305.03393_page9.pdf").read_bytes())  # the newest
+    scripted_model.script = Script(tokens=["It lists checks by state, from Alabama to Wyoming [1]."])
+    done = events_of(user=user, question="Summarize the table PDF.")[-1]
+    message = Message.objects.get(pk=done["message_id"])
+    assert message.trace["pointed"] and message.trace["shape"] == intent.SUMMARY
+    system = last_prompt(scripted_model)[0]["content"]
+    assert "[1] table_nics_background_checks_2015-11" in system and "Alabama" in system
+    assert "otsl" not in system and "PubTabNet" not in system
+    # No PDF so titled: the question is searched as any other, not read from the newest PDF.
+    events_of(user=user, question="Summarize the budget PDF.")
+    assert Message.objects.filter(role="assistant").order_by("-id").first().trace["pointed"] is False  # type: ignore[union-attr]
+
+
 def test_a_question_about_a_source_pointed_at_is_asked_without_the_turns_before_it(
     celery_worker: None, scripted_model: ScriptedModel
 ) -> None:
