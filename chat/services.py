@@ -604,12 +604,12 @@ def _retrieve(*, turn: _Turn, user: User, ignore_dates: bool) -> Retrieval:
     page = turn.intent.page
     if page is not None:  # "what's on page 9 of the paper?": the newest PDF that has the page, that page read
         ready = ready.filter(chunks__anchor__page=page).distinct()
-    newest = ready.order_by("-created_at", "-id").first() if kind else None
+    newest_first = ready.order_by("-created_at", "-id")
     if turn.intent.named:  # "the table PDF": the newest of them whose title has those words; none, no pointer
-        newest = next(
-            (source for source in ready.order_by("-created_at", "-id") if _titled(source.title, turn.intent.named)),
-            None,
-        )
+        titled = (source for source in newest_first.only("pk", "title") if _titled(source.title, turn.intent.named))
+        newest = next(titled, None)
+    else:
+        newest = newest_first.first() if kind else None
     query = turn.intent.search
     if newest is not None and page is not None:
         hits = selectors.source_passages(owner_id=user.pk, source_id=newest.pk, k=k, page=page)
