@@ -591,18 +591,33 @@ def _salient_words(question: str, names: set[str]) -> list[str]:
 
 
 def _has_word(word: str, available: set[str]) -> bool:
-    """`word`, another form of it (one is a prefix of the other, 5 letters or more), it with a typo, or a
-    word that says it: a synonym or a kind of it ("naproxen" for "medication", `chat.kinds`)."""
+    """`word`, another form of it (one is a prefix of the other, 5 letters or more, or both come from
+    the same short root: "fitter", "fitting"), it with a typo, or a word that says it: a synonym or a
+    kind of it ("naproxen" for "medication", `chat.kinds`)."""
     if word in available:
         return True
-    stem = _stem(word)
+    stem, root = _stem(word), _root(word)
     for other in available:
         shorter, longer = sorted((stem, _stem(other)), key=len)
         if len(shorter) >= 5 and longer.startswith(shorter):
             return True
         if abs(len(word) - len(other)) <= 1 and len(word) >= 4 and _one_typo(word, other):
             return True
+        if len(root) >= 3 and _root(other) == root:
+            return True
     return kinds.says_any(word, available - STOPWORDS)  # WordNet's "who" is the World Health Organization
+
+
+def _root(word: str) -> str:
+    """`word` without an ending of what it is, who does it or doing it, a final e and a doubled last
+    letter: "fitter", "fitting", "fitted" and "fit" are "fit"; "baker", "baking" and "bake" "bak"."""
+    for suffix in ("ers", "er", "ings", "ing", "ed", "es", "s"):
+        if word.endswith(suffix) and len(word) - len(suffix) >= 3:
+            word = word[: -len(suffix)]
+            break
+    if len(word) > 3 and word.endswith("e"):
+        word = word[:-1]
+    return word[:-1] if len(word) > 3 and word[-1] == word[-2] and word[-1] not in "aeiou" else word
 
 
 def _one_typo(word: str, other: str) -> bool:

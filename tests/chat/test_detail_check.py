@@ -40,6 +40,16 @@ def test_another_ending_or_a_typo_is_the_same_word() -> None:
     assert missing_details(question, "A bake sale and a quiz night.", [FETE]) == []
 
 
+def test_the_doer_and_the_deed_are_one_word() -> None:
+    # The note never says "fitter": it says the fitting is in the quote and when she can start.
+    kitchen = "Kitchen\nquote came in at 8,450 incl fitting. Aoife says she can start 11 Jan"
+    assert missing_details("When can the fitter start?", "She can start on 11 January.", [kitchen]) == []
+    hike = "Sunday: hiking the Wicklow Way with Dara, 22 km, boots held up"
+    assert missing_details("How far did the hikers go on Sunday?", "22 km.", [hike]) == []
+    # A word of another root is still missing.
+    assert missing_details("Who was the plumber for Priya?", "Her ferrets.", [PETS]) == ["plumber"]
+
+
 def test_a_dislike_the_notes_never_state_is_caught() -> None:
     # Omar loves crime dramas; asked which shows he hates, the notes have no answer.
     shows = "Omar: Crime dramas are my thing - I can get through a whole series in a weekend."
