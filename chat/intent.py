@@ -292,7 +292,7 @@ def source_kind_of(question: str) -> str | None:
 _GIST = frozenset(
     """summarize summarise summary sum up gist recap overview quick short brief main key points point idea
     ideas mean means say says said cover covers covered in of about please me give tell what is was are
-    were it did i my the a an this that do does just added saved uploaded what's whats on""".split()
+    were it did i my the a an this that do does just added saved uploaded what's whats on remind write wrote""".split()
 )
 
 
@@ -302,7 +302,14 @@ def names_a_topic(question: str) -> bool:
     rest = _NAMED.sub(" ", question)  # "summarize the table PDF": "table" names the file, not a topic
     for pattern in _SOURCE_KINDS.values():
         rest = pattern.sub(" ", rest)
-    return any(word.lower() not in _GIST for word in _WORD.findall(rest))
+    return bool(beyond_the_gist(rest))
+
+
+def beyond_the_gist(text: str) -> tuple[str, ...]:
+    """The words of `text` that ask for more than a source's gist, lower-cased and without a possessive 's:
+    "Summarize my 1:1 with Rebecca." → ("with", "rebecca"); "Remind me what my app idea was about." → ("app",)."""
+    words = (re.sub(r"['’]s$", "", word.lower()) for word in _WORD.findall(text))
+    return tuple(dict.fromkeys(word for word in words if word not in _GIST))
 
 
 def shape_of(question: str) -> str:

@@ -930,6 +930,8 @@ def prompt_of(
         when += f"\nThe sources are from the {POINTED_KINDS[pointed_kind]} the question points at."
     about = _selected(selection, hits) if selection is not None else ""
     rule = WHEN_RULE if intent.asks_when(question) else ""
+    if shape == intent.SUMMARY and pointed_kind is None and selection is None and hits:
+        question = _summary_of_its_source(question, hits)
     return [
         {
             "role": "system",
@@ -938,6 +940,20 @@ def prompt_of(
         *history,
         {"role": "user", "content": question},
     ]
+
+
+def _summary_of_its_source(question: str, hits: list[Hit]) -> str:
+    """A summary question as the model is asked it: 'Summarize "App idea: Pocket Points".' when it asks for
+    nothing but the gist of the source it reads whole (the first hit's, `_summary_hits`) and names that
+    source by words of its title ("Remind me what my app idea was about.").
+
+    Over five passages of that note and nothing else, the 1.5B replied "I couldn't find that" to "Remind me
+    what my app idea was about.", "Summarize my app idea." and "Tell me about my app idea.", and summed the
+    note up once asked for it by its title. A question that asks more ("What were my plans for Copenhagen?")
+    is asked as it stands: the plain request lost its focus and once made up "3 weeks" in Copenhagen."""
+    title = hits[0].source_title
+    words = intent.beyond_the_gist(question)
+    return f'Summarize "{title}".' if words and _titled(title, words) else question
 
 
 def _selected(selection: Selection, hits: list[Hit]) -> str:

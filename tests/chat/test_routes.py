@@ -430,6 +430,29 @@ def test_summarize_the_table_pdf_reads_the_pdf_so_titled_not_the_newest(
     assert Message.objects.filter(role="assistant").order_by("-id").first().trace["pointed"] is False  # type: ignore[union-attr]
 
 
+def test_a_summary_of_a_note_named_by_its_title_is_asked_for_by_that_title(
+    celery_worker: None, scripted_model: ScriptedModel
+) -> None:
+    # Over five passages of the app idea's note and nothing else, the 1.5B replied "I couldn't find that" to
+    # "Remind me what my app idea was about." and summed the note up when asked for it by its title.
+    user = make_user("titled")
+    api = ApiClient.for_user(user)
+    for title, name in (("App idea: Pocket Points", "app-idea-chores.md"), ("Copenhagen trip", "copenhagen-trip.md")):
+        body = {"title": title, "text": (FIRSTWEEK / name).read_text()}
+        assert api.wait_for_job(api.post("/notes", body).json()["job_id"])["status"] == "done"
+    scripted_model.script = Script(tokens=["Chores earn points that buy screen time [1]."])
+    done = events_of(user=user, question="Remind me what my app idea was about.")[-1]
+    assert last_prompt(scripted_model)[-1]["content"] == 'Summarize "App idea: Pocket Points".'
+    assert not done["abstained"] and done["citations"][0]["source_title"] == "App idea: Pocket Points"
+    asked = Message.objects.filter(role="user").order_by("-id").first()
+    assert asked is not None and asked.content == "Remind me what my app idea was about."  # as the person asked it
+    # A question that asks for more than the gist goes to the model as it was asked.
+    events_of(user=user, question="What were my plans for Copenhagen?")
+    assert last_prompt(scripted_model)[-1]["content"] == "What were my plans for Copenhagen?"
+    assert intent.beyond_the_gist("Summarize my 1:1 with Rebecca.") == ("with", "rebecca")
+    assert intent.beyond_the_gist("What did I write in Finn's journal?") == ("finn", "journal")
+
+
 def test_a_question_about_a_source_pointed_at_is_asked_without_the_turns_before_it(
     celery_worker: None, scripted_model: ScriptedModel
 ) -> None:
