@@ -91,6 +91,27 @@ def names_in(text: str) -> set[str]:
     }
 
 
+# A word opening a question's later sentence is capitalised for that alone: "Who fixed the boiler?
+# *Anything* I should watch for?" names no one. Among the most common English words it is taken for
+# the word it is ("Maybe", "Also", "Any"), rarer ones for a name ("Ciaran said he would").
+_COMMON_OPENERS = 1000
+_SENTENCE_OPENING = re.compile(r"[.?!]\s+([A-ZÀ-ÖØ-Þ][a-zß-öø-ÿ]+)")
+
+
+def names_asked(question: str) -> set[str]:
+    """The names of `question` (`names_in`), less common words seen only opening its later sentences."""
+    ranks = _common_word_ranks()
+    openings = {match.start(1) for match in _SENTENCE_OPENING.finditer(question)}
+    capitalised = [(match.group(1), match.start(1) in openings) for match in _NAME.finditer(question)]
+    elsewhere = {word for word, opening in capitalised if not opening}
+    openers = {
+        word
+        for word, opening in capitalised
+        if opening and word not in elsewhere and ranks.get(word.lower(), _COMMON_OPENERS) < _COMMON_OPENERS
+    }
+    return names_in(question) - openers
+
+
 def spelled_out(question: str, passages: list[str]) -> str:
     """`question` with a short or misspelt name of a speaker written as the speaker's name.
 
@@ -99,7 +120,7 @@ def spelled_out(question: str, passages: list[str]) -> str:
     name begins, is that speaker (LoCoMo dev: 6 answerable questions about "Mel" were turned away).
     """
     speakers = speakers_of(passages)
-    for name in names_in(question) - speakers:
+    for name in names_asked(question) - speakers:
         meant = [s for s in speakers if min(len(s), len(name)) >= 3 and (s.startswith(name) or name.startswith(s))]
         if len(meant) == 1:
             question = re.sub(rf"\b{re.escape(name)}\b", meant[0], question)
@@ -118,7 +139,7 @@ def about_someone_else(
     the talk mentions but that never speaks is what it is about ("the Looker migration"), not a person.
     """
     question = spelled_out(question, passages)
-    names = names_in(question)
+    names = names_asked(question)
     # Names go before stemming only where they match whole: "Caroline's" leaves "carolin" among the
     # question's words, so lines naming her rank up. Removing it turned 5 more answerable LoCoMo dev
     # questions away (2026-11-25): it is kept on purpose.
@@ -420,10 +441,10 @@ class _Asked:
 def _asked_of(question: str, passages: list[str], also_names: set[str] | None = None) -> _Asked | None:
     speakers = speakers_of(passages)
     question = spelled_out(question, passages)
-    named = names_in(question) & speakers
+    named = names_asked(question) & speakers
     if len(named) != 1:
         return None
-    lowered = {name.lower() for name in speakers | (also_names or set()) | names_in(question)}
+    lowered = {name.lower() for name in speakers | (also_names or set()) | names_asked(question)}
     words = {_stem(word) for word in _salient_words(question, lowered)}
     return _Asked(named.pop(), speakers, words, question) if words else None
 
@@ -528,7 +549,7 @@ def missing_details(question: str, answer: str, passages: list[str], **options: 
     common = options.get("common", DETAIL_COMMON_WORDS)
     min_coverage = options.get("min_coverage", DETAIL_MIN_COVERAGE)
     within_source = options.get("within_source", True)
-    names = {name.lower() for name in names_in(question)}
+    names = {name.lower() for name in names_asked(question)}
     answer_words = stems(without_markers(answer)) - names
     if not answer_words or not passages:
         return []

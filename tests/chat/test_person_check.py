@@ -320,3 +320,13 @@ def test_a_summary_naming_the_person_is_not_turned_away_for_lines_about_others()
         "The line the answer rests on is about someone other than the person asked about.",
     )
     assert objection(question, answer, [ONE_ON_ONE], shape="summary") is None
+
+
+def test_a_word_that_opens_a_second_sentence_of_the_question_is_no_one() -> None:
+    # "Anything" opens the question's second sentence with a capital: it names no one, so a line about
+    # Dave is no line about someone else.
+    note = "Boiler\nDave fixed the boiler on Tuesday, the pressure valve was stuck.\nPaid him 120 cash."
+    question = "Who fixed the boiler? Anything I should watch for?"
+    assert not about_someone_else(question, "Dave fixed it [1].", [note])
+    # A name there is still a name.
+    assert about_someone_else("Did the boiler get fixed? Ciaran said he would.", "Dave fixed it [1].", [note])
