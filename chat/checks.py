@@ -742,6 +742,60 @@ def contradicted(question: str, answer: str, passages: list[str]) -> str | None:
     return None
 
 
+# --- What the question says the opposite of -----------------------------------------------------------
+# "Imperialism is responsible for the slow spread of what?" asked of "… the rapid spread of technologies
+# and ideas": the answer tells of the opposite of what the question takes for granted. An adjective the
+# question puts before a noun ("the *slow* spread", "the *old* parliament") that no passage has, where the
+# line the answer rests on has one of its opposites (WordNet's antonyms, `kinds.opposites`), asks of
+# something the passages do not say. A quality stands after an article, a possessive or a preposition and
+# before a noun; "write *down* today", "so *far*", "what's *wrong* with" are no things' qualities. A rule of
+# English: prose, notes and dialogue alike. Measured with the reference answers and their own passages (no
+# model): SQuAD dev's eight articles, 16 of 1,529 unanswerable questions turned away and 3 of 1,299
+# answerable; LoCoMo dev, 0 of 237 traps and 1 of 759 answerable. On the stored answers of the three
+# yardsticks' runs (2026-12-06) it turns away one, a SQuAD trap of the tuning half ("modern Europe").
+_BEFORE_A_QUALITY = frozenset(
+    "the a an this that these those my your his her its our their which what whose of on in at for with from to by "
+    "about into".split()
+)
+_NOT_QUALITIES = frozenset(
+    "all any both each every either neither no none some several many much few more most less least other such same own "
+    "only last next first".split()
+)
+# Counts and directions have opposites by the dozen, and prose names several of them side by side ("two" and
+# "first", the north and the south of a country): SQuAD's articles, 3 answerable questions turned away for 2 traps.
+_NO_OPPOSITE = re.compile(
+    r"(?:zero|one|two|three|four|five|six|seven|eight|nine|ten|first|second|third|fourth|fifth)(?![a-z])"
+    r"|north|south|east|west"
+)  # at a word's start: "one-year-old", "northeastern"
+
+
+def opposite(question: str, answer: str, passages: list[str]) -> str | None:
+    answer_words = stems(without_markers(answer))
+    if not answer_words or not passages:
+        return None
+    tokens = re.findall(r"[\w'’-]+", question)
+    available = {word for passage in passages for word in WORD.findall(passage.lower())}
+    qualities = [
+        word
+        for previous, word, following in zip(["", *tokens[:-1]], tokens, [*tokens[1:], ""], strict=True)
+        if (previous.lower() in _BEFORE_A_QUALITY or previous.endswith(("'s", "’s"))) and word.islower()
+        and word not in _NOT_QUALITIES and not _NO_OPPOSITE.match(word) and word not in available
+        and kinds.opposites(word)
+        and following.lower() not in STOPWORDS and (following[:1].isupper() or kinds.is_a_noun(following.lower()))
+    ]  # fmt: skip
+    if not qualities:
+        return None
+    _, _, _, lines = _best_line(frozenset(answer_words), frozenset(stems(question)), tuple(passages))
+    said = {word for line in lines for word in WORD.findall(line.lower())}
+    for quality in qualities:
+        said_instead = sorted(
+            word for word in kinds.opposites(quality) & said if word not in STOPWORDS and not _NO_OPPOSITE.match(word)
+        )
+        if said_instead:
+            return f"The question asks of something {quality!r}; the passages say {said_instead[0]!r}."
+    return None
+
+
 # "names" and "person" judge an answer that rests on one line: a summary or a list rests on many and
 # rightly names several people ("Summarize my 1:1 with Rebecca" tells what *I* said too). Measured on the
 # first week's summaries and lists (2026-11-27): "person" had turned away 4 of 10 summaries the model wrote
@@ -753,5 +807,6 @@ CHECKS: tuple[Check, ...] = (
     Check("person", person, FACT_ONLY),
     Check("detail", detail),
     Check("denial", denial, FACT_ONLY),
+    Check("opposite", opposite, FACT_ONLY),
     Check("contradicted", contradicted, frozenset({FACT, LIST})),
 )

@@ -17,6 +17,10 @@ paraphrase in a question are things. Only a word's usual senses count: those tag
 sense-tagged texts, or all of them when none is ("queen" is also a king.n.02, "a competitor who holds a
 preeminent position", never tagged so). The table is derived from WordNet 3.0 (Princeton University, the WordNet 3.0 licence in
 `wordnet_LICENSE`) by `python -m chat.kinds build /usr/share/wordnet` (Debian's `wordnet-base`).
+
+The same table holds each adjective's opposites (`opposites`, for `chat.checks.opposite`): the antonyms of
+its usual senses with the words of their clusters — "slow" is the opposite of "fast" and of its satellite
+"rapid".
 """
 
 from __future__ import annotations
@@ -50,6 +54,7 @@ class _Table:
     senses: dict[str, tuple[int, ...]]  # a word's usual synsets
     parents: dict[int, tuple[int, ...]]  # a synset's hypernyms
     bases: dict[str, tuple[str, ...]]  # irregular forms: "teeth" → ("tooth",)
+    opposites: dict[str, tuple[str, ...]]  # an adjective's antonyms: "slow" → ("fast", "rapid", …)
 
 
 @functools.cache
@@ -57,6 +62,7 @@ def _table() -> _Table:
     senses: dict[str, tuple[int, ...]] = {}
     parents: dict[int, tuple[int, ...]] = {}
     bases: dict[str, tuple[str, ...]] = {}
+    opposites: dict[str, tuple[str, ...]] = {}
     with gzip.open(TABLE, "rt", encoding="utf-8") as lines:
         for line in lines:
             kind, key, values = line.rstrip("\n").split("\t")
@@ -66,7 +72,9 @@ def _table() -> _Table:
                 parents[int(key)] = tuple(int(value) for value in values.split(","))
             elif kind == "x":
                 bases[key] = tuple(values.split(","))
-    return _Table(senses, parents, bases)
+            elif kind == "o":
+                opposites[key] = tuple(values.split(","))
+    return _Table(senses, parents, bases, opposites)
 
 
 @functools.lru_cache(maxsize=65536)
@@ -131,6 +139,17 @@ def is_a_place(word: str) -> bool:
     return bool(own) and all(_kinds_of_sense(sense) & _places() for sense in own)
 
 
+def is_a_noun(word: str) -> bool:
+    """Whether WordNet knows `word` (in any of its forms) as a noun."""
+    return bool(_senses(word))
+
+
+def opposites(word: str) -> frozenset[str]:
+    """The adjectives WordNet gives as the opposite of the adjective `word`: its antonyms and the words of
+    their clusters ("slow" → "fast", "rapid", "quick" …; "old" → "new", "modern" …). Empty for other words."""
+    return frozenset(_table().opposites.get(word.lower(), ()))
+
+
 def says_any(word: str, others: set[str]) -> bool:
     """Whether one of `others` says `word`. Words of one or two letters are left out: WordNet's "a" is an
     ampere and "in" an inch."""
@@ -147,18 +166,9 @@ def build(wordnet: Path, out: Path = TABLE) -> None:
     def synset(offset: str) -> int:
         return ids.setdefault(int(offset), len(ids))
 
-    senses: dict[str, list[int]] = {}
-    for line in (wordnet / "index.noun").read_text(encoding="utf-8").splitlines():
-        if line.startswith(" ") or not line:
-            continue  # the licence at the top
-        fields = line.split()
-        lemma, count, pointers = fields[0], int(fields[2]), int(fields[3])
-        if not re.fullmatch(r"[a-z][a-z'-]*", lemma):
-            continue  # phrases ("ice_cream"), numbers and names with capitals stay out
-        tagged = int(fields[5 + pointers])
-        offsets = fields[6 + pointers : 6 + pointers + count]
-        usual = offsets[:tagged] or offsets  # untagged senses come in no order of use
-        senses[lemma] = [synset(offset) for offset in usual]
+    senses = {
+        lemma: [synset(offset) for offset in usual] for lemma, usual in _usual_senses(wordnet / "index.noun").items()
+    }
     parents: dict[int, list[int]] = {}
     for line in (wordnet / "data.noun").read_text(encoding="utf-8").splitlines():
         if line.startswith(" ") or not line:
@@ -176,6 +186,7 @@ def build(wordnet: Path, out: Path = TABLE) -> None:
         known = [lemma for lemma in lemmas if lemma in senses]
         if known and form.isalpha():
             bases[form] = known
+    opposites = _adjective_opposites(wordnet)
     # No time stamp in the gzip header: the same WordNet gives the same bytes.
     with gzip.GzipFile(out, "wb", compresslevel=9, mtime=0) as packed, io.TextIOWrapper(packed, "utf-8") as table:
         for lemma, numbers in sorted(senses.items()):
@@ -184,6 +195,66 @@ def build(wordnet: Path, out: Path = TABLE) -> None:
             table.write(f"p\t{number}\t{','.join(map(str, numbers))}\n")
         for form, lemmas in sorted(bases.items()):
             table.write(f"x\t{form}\t{','.join(lemmas)}\n")
+        for adjective, others in sorted(opposites.items()):
+            table.write(f"o\t{adjective}\t{','.join(sorted(others))}\n")
+
+
+def _adjective_opposites(wordnet: Path) -> dict[str, set[str]]:
+    """Each adjective's opposites from data.adj: a head synset's antonyms ("!") with their satellites ("&"),
+    for the head's words and its satellites' alike ("rapid", a satellite of "fast", is the opposite of "slow")."""
+    words: dict[str, list[str]] = {}
+    antonyms: dict[str, list[str]] = {}
+    heads: dict[str, list[str]] = {}  # a satellite's head synsets
+    satellites: dict[str, list[str]] = {}  # a head's satellite synsets
+    for line in (wordnet / "data.adj").read_text(encoding="utf-8").splitlines():
+        if line.startswith(" ") or not line:
+            continue
+        fields = line.split(" | ", 1)[0].split()
+        offset, count = fields[0], int(fields[3], 16)
+        words[offset] = [re.sub(r"\(.*\)$", "", word).lower() for word in fields[4 : 4 + 2 * count : 2]]
+        at = 4 + 2 * count
+        for index in range(int(fields[at])):
+            symbol, other = fields[at + 1 + 4 * index : at + 3 + 4 * index]
+            if symbol == "!":
+                antonyms.setdefault(offset, []).append(other)
+            elif symbol == "&" and fields[2] == "s":
+                heads.setdefault(offset, []).append(other)
+            elif symbol == "&":
+                satellites.setdefault(offset, []).append(other)
+
+    def cluster(head: str) -> set[str]:
+        return {word for synset in [head, *satellites.get(head, [])] for word in words[synset]}
+
+    opposites: dict[str, set[str]] = {}
+    for lemma, usual in _usual_senses(wordnet / "index.adj").items():
+        opposite = {
+            word
+            for offset in usual
+            for head in heads.get(offset, [offset])
+            for other in antonyms.get(head, [])
+            for word in cluster(other)
+            if re.fullmatch(r"[a-z][a-z-]*", word)
+        }
+        if opposite:
+            opposites[lemma] = opposite
+    return opposites
+
+
+def _usual_senses(index: Path) -> dict[str, list[str]]:
+    """Each lemma's usual synsets (byte offsets) in a WordNet index file: those tagged in its sense-tagged
+    texts, or all when none is."""
+    senses: dict[str, list[str]] = {}
+    for line in index.read_text(encoding="utf-8").splitlines():
+        if line.startswith(" ") or not line:
+            continue  # the licence at the top
+        fields = line.split()
+        lemma, count, pointers = fields[0], int(fields[2]), int(fields[3])
+        if not re.fullmatch(r"[a-z][a-z'-]*", lemma):
+            continue  # phrases ("ice_cream"), numbers and names with capitals stay out
+        tagged = int(fields[5 + pointers])
+        offsets = fields[6 + pointers : 6 + pointers + count]
+        senses[lemma] = offsets[:tagged] or offsets  # untagged senses come in no order of use
+    return senses
 
 
 if __name__ == "__main__":

@@ -150,7 +150,15 @@ def test_an_answer_that_only_repeats_the_question_abstains() -> None:
 def test_the_checks_are_asked_in_order_and_a_bench_can_leave_one_out() -> None:
     from chat.checks import CHECKS, objection
 
-    assert [check.name for check in CHECKS] == ["names", "restated", "person", "detail", "denial", "contradicted"]
+    assert [check.name for check in CHECKS] == [
+        "names",
+        "restated",
+        "person",
+        "detail",
+        "denial",
+        "opposite",
+        "contradicted",
+    ]
     question, answer = "What was the gift from Sam's grandpa?", "A watch."
     name, reason = objection(question, answer, [WATCH]) or ("", "")
     assert name == "detail" and "'grandpa'" in reason
