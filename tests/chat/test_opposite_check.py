@@ -32,6 +32,12 @@ def test_a_quality_the_passages_also_have_passes() -> None:
     assert opposite("Where is the old charger?", "In the drawer [1].", ["Phones\nthe new charger is in the drawer"])
 
 
+def test_a_line_that_says_both_sides_passes() -> None:
+    # "tiny" is on the side of "small": the line tells of both dogs.
+    note = "Dogs\nbig dog Rex, tiny pup Milo - Milo needs the vet Thursday"
+    assert opposite("What's the name of the small dog?", "Milo [1].", [note]) is None
+
+
 def test_words_after_a_verb_counts_and_directions_are_no_qualities() -> None:
     # "write down today": a particle, not a quality of "today".
     assert (
