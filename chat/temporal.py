@@ -585,6 +585,14 @@ def interpret(question: str, *, now: datetime, zone: ZoneInfo) -> Interpretation
     )
 
 
+def without_times(text: str) -> str:
+    """`text` with every time expression a rule reads in it ("on 24 November", "in 2024", "at 10:30")
+    blanked out, however it resolves: what is left are the numbers that are not times."""
+    for _, match in _matches(text):
+        text = text[: match.start()] + " " * (match.end() - match.start()) + text[match.end() :]
+    return text
+
+
 def looks_ahead(question: str) -> bool:
     """Whether the question asks about what is still to come ("what's on…", "when is…", "…will…")."""
     return bool(_LOOKS_AHEAD.search(question))

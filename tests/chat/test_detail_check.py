@@ -204,3 +204,24 @@ def test_a_word_of_the_same_family_is_still_another_detail() -> None:
     assert missing_details("What did Lena see at the aquarium?", "The penguins.", [zoo]) == ["aquarium"]
     snakes = "Priya: I've had my turtles for 3 years now, and a pair of geckos."
     assert missing_details("For how long has Priya had her snakes?", "3 years.", [snakes]) == ["snakes"]
+
+
+FLAT = "Flat hunting\nViewed the two-bed on Leeson St: 1,850 a month, 62 square metres, flat 4B on the 3rd floor."
+
+
+def test_a_number_the_notes_never_give_is_a_swapped_detail() -> None:
+    # The note's rent is 1,850 for 62 square metres: asked about another figure, it is about another flat.
+    assert missing_details("Which flat was 2,100 a month?", "The two-bed on Leeson St.", [FLAT]) == ["2,100"]
+    assert missing_details("Which flat had 75 square metres?", "The two-bed on Leeson St.", [FLAT]) == ["75"]
+    assert missing_details("Which flat was 1850 a month?", "The two-bed on Leeson St.", [FLAT]) == []
+
+
+def test_counts_dates_and_years_are_not_numbers_to_find() -> None:
+    # Small counts are written as words or not at all; a day of the month and a year are times,
+    # which the search reads: the note's date is not in its words.
+    assert missing_details("Which 2 flats did I view?", "The two-bed on Leeson St.", [FLAT]) == []
+    assert missing_details("Which flat did I view on 24 November?", "The two-bed on Leeson St.", [FLAT]) == []
+    assert missing_details("Which flat did I view in summer 2026?", "The two-bed on Leeson St.", [FLAT]) == []
+    history = "Paris\nThe Eiffel Tower was finished in 1889, and the Sacré-Cœur in 1914."
+    assert missing_details("What was finished in the 1880s?", "The Eiffel Tower.", [history]) == []
+    assert missing_details("What was finished in 1789?", "The Eiffel Tower.", [history]) == ["1789"]
