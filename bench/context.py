@@ -18,7 +18,9 @@ LoCoMo's categories 1–4 against category 5 (typed format).
 
 It also prints, for the answerable questions, how often a passage holding the answer is among the
 first n results (n up to the `k` the chat reads): the cost of showing the model fewer passages, which
-is most of its time to the first word.
+is most of its time to the first word; and, for margins below the best result's similarity, how often
+the answer is still among the results a fact question shows the model (`RELEVANCE_MARGIN`) and how many
+words they come to.
 
     python -m bench context              # in process: a bench database and a worker thread
     python -m bench context --per-article 20 --per-category 16 --show 0.2
@@ -37,6 +39,7 @@ from bench.locomo import Api, _ok
 
 THRESHOLDS = (0.10, 0.15, 0.20, 0.25, 0.30, 0.35, 0.40)
 SENTENCE_THRESHOLDS = (0.35, 0.40, 0.45, 0.50, 0.55, 0.60, 0.70)
+MARGINS = (0.05, 0.10, 0.15, 0.20, 0.25, None)  # below the best passage's similarity; None: no margin
 ANSWERABLE_TYPES = {"fact", "paraphrase", "who", "when", "list", "summary"}
 # Questions about the world, not the person's notes: what the gate is for. Written for this bench.
 OFF_TOPIC = (
@@ -69,6 +72,8 @@ class Seen:
     nearest: list[float]
     answering_nearest: list[float]
     first: int | None  # the rank (from 1) of the first result that holds it
+    holding: tuple[int, ...] = ()  # the ranks (from 1) of every result that holds it
+    words: tuple[int, ...] = ()  # each result's length in words
 
 
 def _never(_: str) -> bool:
@@ -145,7 +150,16 @@ def look(api: Api, token: str, probe: Probe, k: int) -> Seen:
     holding = [rank for rank, text in enumerate(normal, start=1) if probe.holds(text)]
     answering = [similarities[rank - 1] for rank in holding]
     answering_nearest = [nearest[rank - 1] for rank in holding]
-    return Seen(probe, similarities, answering, nearest, answering_nearest, holding[0] if holding else None)
+    first = holding[0] if holding else None
+    words = tuple(len(text.split()) for text in normal)
+    return Seen(probe, similarities, answering, nearest, answering_nearest, first, tuple(holding), words)
+
+
+def kept_within(row: Seen, margin: float | None) -> list[int]:
+    """The ranks (from 1) the chat would show the model of a fact question at `margin` (`services.kept_ranks`)."""
+    from chat.services import kept_ranks
+
+    return [index + 1 for index in kept_ranks(row.similarities, row.nearest, margin=margin)]
 
 
 def _reaches(similarities: list[float], nearest: list[float], threshold: float, sentence: float | None) -> bool:
@@ -175,6 +189,31 @@ def report(seen: list[Seen], gate: float, log: Callable[[str], None] = print) ->
             ]
             cells.append(f"n {n}: " + " / ".join(f"{share:.0%}" for share in within))
         log(f"  {yardstick:<12} " + " · ".join(cells))
+    log("Passages within a margin of the best one's similarity (the question's or its nearest sentence's), "
+        "past the gate: answerable kept · mean words shown, tune / confirm")  # fmt: skip
+    for yardstick in dict.fromkeys(one.probe.yardstick for one in seen):
+        halves = [groups.get((yardstick, "answerable", half), []) for half in ("tune", "confirm")]
+        cells = []
+        for margin in MARGINS:
+            kept = [[kept_within(row, margin) for row in rows] for rows in halves]
+            shares = [
+                sum(bool(set(ranks) & set(row.holding)) for ranks, row in zip(each, rows, strict=True))
+                / max(1, len(rows))
+                for each, rows in zip(kept, halves, strict=True)
+            ]
+            words = [
+                sum(sum(row.words[rank - 1] for rank in ranks) for ranks, row in zip(each, rows, strict=True))
+                / max(1, len(rows))
+                for each, rows in zip(kept, halves, strict=True)
+            ]
+            name = "none" if margin is None else f"{margin:.2f}"
+            cells.append(
+                f"{name}: "
+                + " / ".join(f"{share:.0%}" for share in shares)
+                + " · "
+                + " / ".join(f"{w:.0f}" for w in words)
+            )
+        log(f"  {yardstick:<12} " + " | ".join(cells))
     reachable = [one for one in seen if one.probe.group == "answerable" and one.answering]
     missing = len([one for one in seen if one.probe.group == "answerable"]) - len(reachable)
     log(

@@ -261,7 +261,7 @@ async def _answer_events(
         async for event in _listing_stream(turn=turn, user=user):
             yield event
         return
-    relevant = _relevant(turn.retrieval)
+    relevant = _relevant(turn.retrieval, margin=settings.RELEVANCE_MARGIN if turn.shape == intent.FACT else None)
     if not relevant:
         relevant = await _step(_retrieve_as_follow_up)(turn=turn, user=user, ignore_dates=ignore_dates)
         if relevant:
@@ -624,21 +624,36 @@ def _retrieve(*, turn: _Turn, user: User, ignore_dates: bool) -> Retrieval:
     return Retrieval(mode="semantic", date_range=None, hits=hits, query=turn.intent.search, pointed=True)
 
 
-def _relevant(retrieval: Retrieval) -> list[Hit]:
+def _relevant(retrieval: Retrieval, *, margin: float | None = None) -> list[Hit]:
     """The hits worth showing the model.
 
     A passage is kept when it is close to the question as a whole, or when one of its sentences is
     closer still: a short note of mixed lines is far from a question about one of them. A listing by
     time has no similarity to gate on (its hits score 0): being in the range is what makes a passage
-    relevant there; a source the question pointed at is relevant as a whole.
+    relevant there; a source the question pointed at is relevant as a whole. With `margin` (a fact
+    question), only the passages within it of the best one are kept (`kept_ranks`).
     """
     if retrieval.mode == "temporal" or retrieval.pointed:
         return retrieval.hits
+    hits = retrieval.hits
+    kept = kept_ranks([hit.similarity for hit in hits], [hit.sentence_similarity for hit in hits], margin=margin)
+    return [hits[rank] for rank in kept]
+
+
+def kept_ranks(similarities: Sequence[float], nearest: Sequence[float], *, margin: float | None = None) -> list[int]:
+    """Which results (by index) the model is shown, from each one's similarity to the question and its
+    nearest sentence's: those past the relevance gate and, with `margin`, within `margin` of the best
+    of them by either measure. A fact is told by one or two passages; the far ones only cost the
+    model's time to its first word (its prefill) and tempt it to answer from them."""
+    gate, sentence = settings.RELEVANCE_MIN_SIMILARITY, settings.RELEVANCE_MIN_SENTENCE_SIMILARITY
+    passed = [
+        index for index, (s, n) in enumerate(zip(similarities, nearest, strict=True)) if s >= gate or n >= sentence
+    ]
+    if margin is None or not passed:
+        return passed
+    best, best_nearest = max(similarities[index] for index in passed), max(nearest[index] for index in passed)
     return [
-        hit
-        for hit in retrieval.hits
-        if hit.similarity >= settings.RELEVANCE_MIN_SIMILARITY
-        or hit.sentence_similarity >= settings.RELEVANCE_MIN_SENTENCE_SIMILARITY
+        index for index in passed if similarities[index] >= best - margin or nearest[index] >= best_nearest - margin
     ]
 
 

@@ -6,6 +6,7 @@ page shows how it was read. The scripted model server stands in for the model, s
 whether the model was asked at all.
 """
 
+import re
 from datetime import timedelta
 from pathlib import Path
 from typing import Any, cast
@@ -653,3 +654,26 @@ def test_a_question_that_finds_nothing_alone_is_read_as_a_follow_up_when_that_fi
     )
     assert "follow_up" not in stages(absent) and absent[-1]["abstained"]
     assert scripted_model.script.requests == 1  # the script of the "it" question: the absent one was not asked
+
+
+def test_a_fact_question_shows_the_model_only_the_passages_near_the_best_one(
+    celery_worker: None, scripted_model: ScriptedModel
+) -> None:
+    """The tickets' note tells what the Lankum tickets cost; the trip's notes and the party pass the relevance
+    gate but are far below it, and would only cost the model's time to its first word. Asked for a list, the
+    same notes are all read."""
+    user = make_user("fan")
+    for name in ("lankum-tickets.txt", "gift-ideas.txt", "copenhagen-trip.md", "finn-birthday-party.md"):
+        note_of(user, (FIRSTWEEK / name).read_text())
+    scripted_model.script = Script(tokens=["Two standing tickets came to €109.40 [1]."])
+    events_of(user=user, question="How much did the Lankum tickets cost?")
+    fact = scripted_model.script.bodies[-1]["messages"][0]["content"].split("Sources:", 1)[1]  # type: ignore[index]
+    assert "€109.40" in fact and "kroner" not in fact and "Jump Zone" not in fact, fact
+    scripted_model.script = Script(tokens=["- Lankum tickets [1]"])
+    events_of(user=user, question="Which things have I bought tickets or booked places for?")
+    listed = scripted_model.script.bodies[-1]["messages"][0]["content"].split("Sources:", 1)[1]  # type: ignore[index]
+    assert "€109.40" in listed and _numbered(listed) > _numbered(fact), listed
+
+
+def _numbered(sources: str) -> int:
+    return len(re.findall(r"^\[\d+\] ", sources, re.MULTILINE))
