@@ -40,6 +40,12 @@ def test_another_ending_or_a_typo_is_the_same_word() -> None:
     assert missing_details(question, "A bake sale and a quiz night.", [FETE]) == []
 
 
+def test_a_word_typed_without_its_accents_is_the_same_word() -> None:
+    dinner = "Friday\ndinner with Tom, his fiancée Orla is a vet in Naas"
+    assert missing_details("What does Tom's fiancee do?", "She is a vet in Naas.", [dinner]) == []
+    assert missing_details("What does Tom's bridesmaid do?", "She is a vet in Naas.", [dinner]) == ["bridesmaid"]
+
+
 def test_the_doer_and_the_deed_are_one_word() -> None:
     # The note never says "fitter": it says the fitting is in the quote and when she can start.
     kitchen = "Kitchen\nquote came in at 8,450 incl fitting. Aoife says she can start 11 Jan"
