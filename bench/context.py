@@ -162,6 +162,17 @@ def kept_within(row: Seen, margin: float | None) -> list[int]:
     return [index + 1 for index in kept_ranks(row.similarities, row.nearest, margin=margin)]
 
 
+def _within_margin(rows: list[Seen], margin: float | None) -> tuple[float, float]:
+    """Of these answerable questions at `margin`: the share whose kept passages hold the answer, and the mean
+    words shown."""
+    held = words = 0
+    for row in rows:
+        ranks = kept_within(row, margin)
+        held += bool(set(ranks) & set(row.holding))
+        words += sum(row.words[rank - 1] for rank in ranks)
+    return held / max(1, len(rows)), words / max(1, len(rows))
+
+
 def _reaches(similarities: list[float], nearest: list[float], threshold: float, sentence: float | None) -> bool:
     """Whether a result passes the gate: its own similarity reaches `threshold`, or (with `sentence`)
     its nearest sentence's reaches `sentence`."""
@@ -195,24 +206,10 @@ def report(seen: list[Seen], gate: float, log: Callable[[str], None] = print) ->
         halves = [groups.get((yardstick, "answerable", half), []) for half in ("tune", "confirm")]
         cells = []
         for margin in MARGINS:
-            kept = [[kept_within(row, margin) for row in rows] for rows in halves]
-            shares = [
-                sum(bool(set(ranks) & set(row.holding)) for ranks, row in zip(each, rows, strict=True))
-                / max(1, len(rows))
-                for each, rows in zip(kept, halves, strict=True)
-            ]
-            words = [
-                sum(sum(row.words[rank - 1] for rank in ranks) for ranks, row in zip(each, rows, strict=True))
-                / max(1, len(rows))
-                for each, rows in zip(kept, halves, strict=True)
-            ]
             name = "none" if margin is None else f"{margin:.2f}"
-            cells.append(
-                f"{name}: "
-                + " / ".join(f"{share:.0%}" for share in shares)
-                + " · "
-                + " / ".join(f"{w:.0f}" for w in words)
-            )
+            figures = [_within_margin(rows, margin) for rows in halves]
+            shares = " / ".join(f"{share:.0%}" for share, _ in figures)
+            cells.append(f"{name}: {shares} · " + " / ".join(f"{words:.0f}" for _, words in figures))
         log(f"  {yardstick:<12} " + " | ".join(cells))
     reachable = [one for one in seen if one.probe.group == "answerable" and one.answering]
     missing = len([one for one in seen if one.probe.group == "answerable"]) - len(reachable)
