@@ -34,6 +34,7 @@ from chat.intent import Intent
 from chat.models import Citation, Conversation, Message
 from chat.selectors import Hit, Retrieval, Selection
 from chat.templatetags.chat_tags import passage_url
+from ingestion.chunking import line_units
 from ingestion.models import Chunk, Source, anchor_label
 from ingestion.selectors import sources_of, sources_searchable
 from ingestion.services import note_create
@@ -400,13 +401,24 @@ def _listing_text(label: str, hits: list[Hit], *, zone: tzinfo, date_range: temp
         # A typed note's first line is its title: the opening shown after the title starts after it.
         body = speaking or hit.text.lstrip("# \n")
         body = body[len(hit.source_title) :] if body.startswith(hit.source_title) else body
-        words = body.split() or hit.text.split()
-        opening = " ".join(words[:14]) if len(words) <= 14 else " ".join(words[:14]).rstrip(".,;:!?") + "…"
+        words = (_lines_apart(body) if hit.kind == "note" else body).split() or hit.text.split()
+        opening = " ".join(words[:14]) if len(words) <= 14 else " ".join(words[:14]).rstrip(".,;:!?·") + "…"
         when = [("written " if speaking else "") + temporal.day_label(written)]
         if (where := anchor_label(hit.anchor)) and where != hit.source_title:
             when.append(where)
         lines.append(f"- **{hit.source_title}** ({', '.join(when)}): {opening} [{number}]")
     return "\n".join(lines)
+
+
+def _lines_apart(text: str) -> str:
+    """A note typed line by line, its lines on one line, each that ends without a stop kept apart by a dot:
+    "quote came in at 9,400 incl fitting · deposit is 30% of the total", not "…incl fitting deposit is…"."""
+    parts: list[str] = []
+    for unit in line_units(text):
+        if parts and not parts[-1].endswith((".", ",", ";", ":", "!", "?", "·")):
+            parts[-1] += " ·"
+        parts.append(unit)
+    return " ".join(parts)
 
 
 def _event_opening(text: str) -> str:

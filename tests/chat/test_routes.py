@@ -118,6 +118,11 @@ def test_what_did_i_add_today_lists_todays_sources_each_cited_and_no_one_elses(
     assert not done["abstained"] and scripted_model.script.requests == 0
     assert Message.objects.get(pk=done["message_id"]).route == Message.Route.LISTING
 
+    # A note typed line by line opens as its lines, kept apart where no stop ends them.
+    note_of(user, "Kitchen reno\nquote came in at 9,400 incl fitting\ndeposit is 30% of the total, due when we sign")
+    typed = events_of(user=user, question="What did I add today?")[-1]["answer"]
+    assert "quote came in at 9,400 incl fitting · deposit is 30% of the total…" in typed, typed
+
     nothing = events_of(user=user, question="What did I add yesterday?")[-1]
     assert nothing["abstained"] and nothing["answer"].startswith("Nothing in your notes is from that time (added on ")
 
