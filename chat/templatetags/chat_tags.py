@@ -104,6 +104,16 @@ def excerpt(text: str, words: int = 40) -> SafeString:
     return mark_safe("<br>".join(str(escape(line)) for line in kept))  # noqa: S308 — every line escaped
 
 
+@register.filter
+def after_title(text: str, title: str) -> str:
+    """A passage without its first line when that line is its source's title, which the card shows
+    above it: a note's first line is its title ("Kitchen reno" twice, once in bold)."""
+    first, _, rest = (text or "").lstrip().partition("\n")
+    if first.lstrip("# ").strip().casefold() == (title or "").strip().casefold() and rest.strip():
+        return rest
+    return text
+
+
 @cache
 def _markdown() -> MarkdownIt:
     # CommonMark with tables and strikethrough, raw HTML off. Reference definitions are off too:

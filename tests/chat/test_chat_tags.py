@@ -4,7 +4,7 @@ from html.parser import HTMLParser
 
 import pytest
 
-from chat.templatetags.chat_tags import cite_links, excerpt, sanitize
+from chat.templatetags.chat_tags import after_title, cite_links, excerpt, sanitize
 
 SAFE_TAGS = {"p", "br", "strong", "em", "code", "pre", "a", "ul", "ol", "li", "blockquote"}
 
@@ -104,3 +104,12 @@ def test_a_long_passage_is_cut_at_the_word_budget_with_an_ellipsis() -> None:
     assert excerpt("one two three\nfour five six\nseven", 4) == "one two three<br>four …"
     assert excerpt("one two three\nfour\nfive", 4) == "one two three<br>four …"
     assert excerpt("one two three four", 4) == "one two three four"
+
+
+def test_a_card_does_not_repeat_the_title_it_shows_above_the_passage() -> None:
+    note = "Kitchen reno\nquote came in at 9,400 incl fitting\ndeposit is 30% of the total"
+    assert after_title(note, "Kitchen reno") == "quote came in at 9,400 incl fitting\ndeposit is 30% of the total"
+    assert after_title("# Books\nTom recommended Piranesi.", "Books") == "Tom recommended Piranesi."
+    # A passage further into the note, or one that is nothing but its title, is shown as it is.
+    assert after_title("deposit is 30% of the total", "Kitchen reno") == "deposit is 30% of the total"
+    assert after_title("Kitchen reno", "Kitchen reno") == "Kitchen reno"
