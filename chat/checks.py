@@ -655,8 +655,6 @@ def _has_word(word: str, available: set[str]) -> bool:
     (SQuAD dev, reference answers: the accents alone, 2 fewer answerable questions turned away, no trap
     let through. A shared beginning of 7 letters, "imperialistic"/"imperialism", let through as many
     traps as it saved answerable questions, 7 each: not kept.)"""
-    if word in available:
-        return True
     word, available = _unaccented(word), {_unaccented(other) for other in available}
     if word in available:
         return True

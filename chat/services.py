@@ -33,7 +33,7 @@ from chat import checks, grounding, intent, llm, selectors, temporal
 from chat.intent import Intent
 from chat.models import Citation, Conversation, Message
 from chat.selectors import Hit, Retrieval, Selection
-from chat.templatetags.chat_tags import passage_url
+from chat.templatetags.chat_tags import after_title, passage_url
 from ingestion.chunking import line_units
 from ingestion.models import Chunk, Source, anchor_label
 from ingestion.selectors import sources_of, sources_searchable
@@ -399,8 +399,7 @@ def _listing_text(label: str, hits: list[Hit], *, zone: tzinfo, date_range: temp
         ):
             speaking = temporal.speaking_of(hit.text, written, since, until)
         # A typed note's first line is its title: the opening shown after the title starts after it.
-        body = speaking or hit.text.lstrip("# \n")
-        body = body[len(hit.source_title) :] if body.startswith(hit.source_title) else body
+        body = after_title(speaking or hit.text, hit.source_title).lstrip("# \n")
         words = (_lines_apart(body) if hit.kind == "note" else body).split() or hit.text.split()
         opening = " ".join(words[:14]) if len(words) <= 14 else " ".join(words[:14]).rstrip(".,;:!?·") + "…"
         when = [("written " if speaking else "") + temporal.day_label(written)]

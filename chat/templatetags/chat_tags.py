@@ -106,11 +106,14 @@ def excerpt(text: str, words: int = 40) -> SafeString:
 
 @register.filter
 def after_title(text: str, title: str) -> str:
-    """A passage without its first line when that line is its source's title, which the card shows
-    above it: a note's first line is its title ("Kitchen reno" twice, once in bold)."""
-    first, _, rest = (text or "").lstrip().partition("\n")
-    if first.lstrip("# ").strip().casefold() == (title or "").strip().casefold() and rest.strip():
-        return rest
+    """A passage without its source's title where it opens with it (after a Markdown "#"): a note's first
+    line is its title, which a card shows above the passage and a listing before it ("Kitchen reno" twice).
+    A passage that is nothing but its title is left as it is."""
+    opening = (text or "").lstrip("# \n")
+    title = (title or "").strip()
+    rest = opening[len(title) :]
+    if title and opening[: len(title)].casefold() == title.casefold() and rest.strip() and not rest[:1].isalnum():
+        return rest.lstrip()
     return text
 
 
