@@ -29,7 +29,7 @@ from django.utils.text import Truncator
 
 from accounts.models import User
 from accounts.services import Via
-from chat import checks, grounding, intent, llm, selectors, temporal
+from chat import checks, grounding, intent, llm, selectors, temporal, voice
 from chat.intent import Intent
 from chat.models import Citation, Conversation, Message
 from chat.selectors import Hit, Retrieval, Selection
@@ -1077,7 +1077,18 @@ def check_answer(
         return grounding.Grounded(
             abstain_text, [], {**check, "abstained_by": name, "reason": reason, "would_answer": grounded.text}
         )
-    return grounding.Grounded(grounded.text, grounded.markers, check)
+    cited = [hits[marker - 1] for marker in grounded.markers]
+    return grounding.Grounded(_spoken_to(grounded.text, cited), grounded.markers, check)
+
+
+def _spoken_to(answer: str, cited: list[Hit]) -> str:
+    """The answer speaking to the person as "you" where it repeats their "I" (`voice.spoken_to`): where
+    every passage it cites is of their own notes, recordings or calendars, and no one else speaks there.
+    A PDF's or a web page's "I" is its author's, and a transcript's "I" the speaker's ("Caroline: I went…")."""
+    own = {Source.Kind.NOTE, Source.Kind.AUDIO, Source.Kind.CALENDAR}
+    if not cited or any(hit.kind not in own for hit in cited) or checks.speakers_of([hit.text for hit in cited]):
+        return answer
+    return voice.spoken_to(answer)
 
 
 _NAME_JOINS = re.compile(r"_|(?<=[^\W\d_])(?=\d)|(?<=\d)(?=[^\W\d_])")

@@ -1,0 +1,67 @@
+"""Answers speak to the person as "you" where they repeat the person's own "I"."""
+
+from datetime import UTC, datetime
+
+import pytest
+
+from chat.selectors import Hit
+from chat.services import check_answer
+from chat.voice import spoken_to
+
+
+@pytest.mark.parametrize(
+    ("answer", "spoken"),
+    [
+        ("I ran 3.3 kilometers in Griffith Park [1].", "You ran 3.3 kilometers in Griffith Park [1]."),
+        (
+            "I'm bringing 30 sausages [3]. I am also bringing eggs.",
+            "You're bringing 30 sausages [3]. You are also bringing eggs.",
+        ),
+        (
+            "Daniel dropped it in at 8, I collected it at 5.30 [1].",
+            "Daniel dropped it in at 8, you collected it at 5.30 [1].",
+        ),
+        ("The doctor put me on naproxen for my shoulder [1].", "The doctor put you on naproxen for your shoulder [1]."),
+        ("- wall slides 3x10 [1]\n- Me and Daniel walk 5k [2]", "- wall slides 3x10 [1]\n- You and Daniel walk 5k [2]"),
+        ("i was at the dentist [1].", "You were at the dentist [1]."),
+        # Someone's words as they said them stay theirs; so does a numeral.
+        ('Conor said "my favourite book" [1].', 'Conor said "my favourite book" [1].'),
+        ("It is about World War I and Type I diabetes [2].", "It is about World War I and Type I diabetes [2]."),
+        # Where the assistant speaks of itself, "I" is its own.
+        (
+            "I couldn't find the price, but it was delivered [1].",
+            "I couldn't find the price, but it was delivered [1].",
+        ),
+        ("Mine is the blue one; myself and Aoife [1].", "Yours is the blue one; yourself and Aoife [1]."),
+        ("Imelda met Michael [1].", "Imelda met Michael [1]."),
+    ],
+)
+def test_the_first_person_becomes_the_second(answer: str, spoken: str) -> None:
+    assert spoken_to(answer) == spoken
+
+
+def _hit(kind: str, text: str) -> Hit:
+    return Hit(
+        chunk_id=1, source_id=1, source_title="Thursday", kind=kind, text=text, score=1.0, similarity=0.9,
+        text_rank=0.0, occurred_at=datetime(2026, 12, 3, 19, 0, tzinfo=UTC), anchor={},
+    )  # fmt: skip
+
+
+def test_an_answer_from_the_persons_note_says_you_one_from_a_pdf_keeps_its_authors_i() -> None:
+    note = _hit("note", "ran 3.3 km in Griffith Park, knee ok\nI paid the plumber €110 cash")
+    answered = check_answer(question="How much did I pay the plumber?", answer="I paid €110 cash [1].", hits=[note])
+    assert answered.text == "You paid €110 cash [1]."
+
+    pdf = _hit("pdf", "In this report I paid close attention to the plumber's fees of €110.")
+    answered = check_answer(
+        question="What fees?", answer="I paid close attention to the plumber's fees of €110 [1].", hits=[pdf]
+    )
+    assert answered.text.startswith("I paid close attention")
+
+
+def test_a_transcript_keeps_its_speakers_i() -> None:
+    dialogue = _hit("note", "Caroline: I went to the LGBTQ support group yesterday.\nMelanie: Wow, how was it?")
+    answered = check_answer(
+        question="Where did Caroline go?", answer="I went to the LGBTQ support group [1].", hits=[dialogue]
+    )
+    assert answered.text == "I went to the LGBTQ support group [1]."
