@@ -29,7 +29,7 @@ from django.utils.text import Truncator
 
 from accounts.models import User
 from accounts.services import Via
-from chat import checks, grounding, intent, llm, selectors, temporal, voice
+from chat import checks, grounding, intent, llm, replies, selectors, temporal, voice
 from chat.intent import Intent
 from chat.models import Citation, Conversation, Message
 from chat.selectors import Hit, Retrieval, Selection
@@ -244,7 +244,7 @@ async def _answer_events(
     turn.intent = await _step(_intent_of)(turn=turn)
     turn.mark("route")
     if turn.intent.kind == intent.CONVERSATION:
-        reply = await _step(_conversation_reply)(user=user, acts=turn.intent.acts)
+        reply = await _step(_conversation_reply)(user=user, message=question, acts=turn.intent.acts)
         message = await _step(_answer_store)(turn=turn, text=reply, hits=[])
         yield {"type": "token", "text": reply}
         yield _done(message, [])
@@ -467,30 +467,14 @@ def _retrieve_as_follow_up(*, turn: _Turn, user: User, ignore_dates: bool) -> li
     return found
 
 
-def _conversation_reply(*, user: User, acts: tuple[str, ...]) -> str:
+def _conversation_reply(*, user: User, message: str, acts: tuple[str, ...]) -> str:
     """A brief reply to a greeting, thanks, a goodbye or a question about the assistant: no search, no sources."""
-    if "meta" in acts:
-        count = sources_of(owner=user).count()
-        held = (
-            f"You have {count} source{'' if count == 1 else 's'} here so far."
-            if count
-            else "You haven't added anything yet."
-        )
-        greeting = "Hello! " if "greeting" in acts else ""
-        return (
-            f"{greeting}I answer questions from what you keep here — notes, PDFs, recordings, calendars, images and web "
-            "pages — and cite the "
-            "passages each answer comes from, never the internet. Ask as you would ask a friend who read your "
-            'notes: "what did I note about the garden?", "what did I write last week?", "what were my plans '
-            "for the trip?\". When your notes don't hold the answer, I say so rather than guess. "
-            f"{held} On the Sources page you type a note, add a web page by its address or drop in PDFs, audio, "
-            "images, calendars and text files; each has a Delete button."
-        )
-    if "thanks" in acts or "praise" in acts:
-        return "You're welcome!" + (" Bye for now." if "farewell" in acts else "")
-    if "farewell" in acts:
-        return "Bye! Your notes will be here when you need them."
-    return "Hello! What would you like to know from your notes?"
+    setting = replies.Setting(
+        sources=sources_of(owner=user).count() if "meta" in acts else 0,
+        model=settings.CHAT_MODEL,
+        model_url=settings.OPENAI_BASE_URL,
+    )
+    return replies.reply(acts, replies.topic_of(message), setting)
 
 
 def ask_admit(*, user: User, question: str, conversation_id: int | None = None, about: About | None = None) -> str:

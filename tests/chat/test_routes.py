@@ -46,10 +46,14 @@ def stages(events: list[dict[str, Any]]) -> list[str]:
         ("Thanks, that's helpful!", "You're welcome!"),
         ("ok great thanks", "You're welcome!"),
         ("What can you do?", "cite the passages"),
-        ("Good morning! What can I ask you?", "Hello! I answer questions"),
+        ("Good morning! What can I ask you?", "Hello! Ask as you would ask a friend"),
         ("bye", "Bye!"),
         ("How do I add a new note?", "On the Sources page you type a note"),
-        ("What kind of files can I add?", "PDFs, audio, images, calendars and text files"),
+        ("What kind of files can I add?", "PDFs, audio (voice memos and recordings, transcribed), images"),
+        ("How do I delete a file?", "has a Delete button"),
+        ("Can other people see my notes?", "no other account here can search, see or be answered from them"),
+        ("Do you use the internet?", "never from the internet"),
+        ("Do you remember our earlier chats?", "Within a conversation I remember what was said"),
     ],
 )
 def test_greetings_thanks_and_what_can_you_do_are_answered_at_once_without_a_search(
