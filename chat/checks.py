@@ -140,7 +140,7 @@ def about_someone_else(
     the talk mentions but that never speaks is what it is about ("the Looker migration"), not a person.
     """
     question = spelled_out(question, passages)
-    names = names_asked(question)
+    names = names_asked(question) - _peoples_names(question)  # as in the lines: a people is no one asked about
     # Names go before stemming only where they match whole: "Caroline's" leaves "carolin" among the
     # question's words, so lines naming her rank up. Removing it turned 5 more answerable LoCoMo dev
     # questions away (2026-11-25): it is kept on purpose.
@@ -204,6 +204,17 @@ def _place_names(sentence: str) -> set[str]:
     return named
 
 
+def _peoples_names(sentence: str) -> set[str]:
+    """Capitalised plurals of common words name a people or a group, not a person a question asks about:
+    "my fellow Americans" in a speech asked "what did Kennedy say?", "the Democrats", "the French"."""
+    ranks = _common_word_ranks()
+    return {
+        name
+        for name in names_in(" " + sentence)
+        if name.endswith("s") and name.lower() in ranks and name.lower()[:-1] in ranks
+    }
+
+
 class _Statement(NamedTuple):
     text: str
     people: set[str]  # its speaker when they speak of themselves (or address no one), the speakers around
@@ -237,7 +248,7 @@ def _lines_with_people(passages: Sequence[str]) -> list[_Statement]:
             for sentence in sentences:
                 if sentence.rstrip().endswith("?"):
                     continue  # a question asserts nothing an answer could rest on
-                people = names_in(" " + sentence) - _place_names(sentence)
+                people = names_in(" " + sentence) - _place_names(sentence) - _peoples_names(sentence)
                 second = bool(_SECOND_PERSON.search(sentence))
                 if speaker and (_FIRST_PERSON.search(sentence) or not second):
                     people.add(speaker.split()[0])

@@ -330,3 +330,13 @@ def test_a_word_that_opens_a_second_sentence_of_the_question_is_no_one() -> None
     assert not about_someone_else(question, "Dave fixed it [1].", [note])
     # A name there is still a name.
     assert about_someone_else("Did the boiler get fixed? Ciaran said he would.", "Dave fixed it [1].", [note])
+
+
+def test_a_people_named_in_a_speech_is_not_someone_else() -> None:
+    """The browser walk's recording: "What did Kennedy say?" answered from the speech, which never names
+    him but speaks to "my fellow Americans" — a people, not another person the line could be about."""
+    speech = "jfk\nAnd so my fellow Americans, ask not what your country can do for you, ask what you can do for your country."
+    answer = 'Kennedy said "ask not what your country can do for you, ask what you can do for your country" [1].'
+    assert not about_someone_else("What did Kennedy say in the recording?", answer, [speech])
+    told = "Memo\nMaria told the Americans on the team that the launch moves to May."
+    assert about_someone_else("What did Kennedy tell the team?", "The launch moves to May [1].", [told])
