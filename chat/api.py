@@ -45,7 +45,7 @@ class SearchResultOut(Schema):
 class DateRangeOut(Schema):
     since: datetime | None
     until: datetime | None
-    clock: Literal["content", "upload"]
+    clock: Literal["content", "written", "upload"]
 
 
 class SearchOut(Schema):

@@ -361,8 +361,16 @@ def _filters(
     return " AND ".join(clauses), params
 
 
-# A passage's text speaks of a day in the range (NULL, so not, where it was stored before `mentions` was read).
-_MENTIONED = "c.mentions && tstzrange(%({since})s::timestamptz, %({until})s::timestamptz)"
+# A passage's text speaks of a day in the range (NULL, so not, where it was stored before `mentions` was read),
+# by a span not much wider than the range (`temporal.speaks_of`: "book club next month" is no answer to "what
+# did I plan for Friday?").
+_RANGE = "tstzrange(%({since})s::timestamptz, %({until})s::timestamptz)"
+_MENTIONED = f"""(c.mentions && {_RANGE} AND EXISTS (
+    SELECT FROM unnest(c.mentions) m(span)
+    WHERE span && {_RANGE}
+      AND (%({{since}})s::timestamptz IS NULL OR %({{until}})s::timestamptz IS NULL
+           OR upper(span) - lower(span) <= GREATEST(interval '{temporal.MENTION_WIDTH_MIN_DAYS} days',
+              {temporal.MENTION_WIDTH} * (%({{until}})s::timestamptz - %({{since}})s::timestamptz)))))"""
 
 
 def _names(text: str) -> list[str]:

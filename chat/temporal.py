@@ -32,14 +32,15 @@ from datetime import date, datetime, time, timedelta
 from typing import Literal
 from zoneinfo import ZoneInfo
 
-Clock = Literal["content", "upload"]
+Clock = Literal["content", "written", "upload"]
 Mode = Literal["semantic", "temporal", "hybrid"]
 UTC = ZoneInfo("UTC")
 
 
 @dataclass(frozen=True)
 class DateRange:
-    """A half-open range [since, until) on one clock: when the content happened, or when it was added."""
+    """A half-open range [since, until) on one clock: when the content happened (a passage dated there, or one
+    that speaks of its days), when it was written (dated there), or when it was added."""
 
     since: datetime | None = None
     until: datetime | None = None
@@ -196,16 +197,19 @@ def _days_back(count: int) -> Resolver:
     return lambda g, today, year: _unit_span(today - timedelta(days=count), "day")
 
 
-def _calendar(g: Groups, today: date, year: int | None) -> Span:
+def _calendar(g: Groups, today: date, year: int | None) -> Span | None:
     unit = str(g["unit"]).lower()
     which = " ".join(str(g["which"]).lower().split())
+    if unit == "day" and which not in {"this", "current"}:
+        return None  # "pay the school tour - last day!!", "next day delivery": a final or following day, no date
     offset = 0 if which in {"this", "current"} else -1 if which in _FORWARD else 1
     return _unit_span(_units_before(today, unit, offset), unit)
 
 
 def _rolling(g: Groups, today: date, year: int | None) -> Span | None:
-    if not g.get("n") and str(g["lead"]).lower() == "last":
-        return None  # plain "last week" is the calendar week (`_calendar`)
+    lead = " ".join(str(g["lead"]).lower().split())
+    if not g.get("n") and (lead == "last" or (lead == "the last" and str(g["unit"]).lower() == "day")):
+        return None  # plain "last week" is the calendar week (`_calendar`); "the last day of term" is no date
     count = FEW if g.get("few") else _number(str(g["n"])) if g.get("n") else 1
     return _units_before(today, str(g["unit"]).lower(), count), today + timedelta(days=1)
 
@@ -532,6 +536,12 @@ _UPLOAD_VERBS = re.compile(
     r"\b(?:upload(?:s|ed|ing)?|add(?:s|ed|ing)?|record(?:s|ed|ing)?|sav(?:e|es|ed|ing)|import(?:s|ed|ing)?)\b",
     re.IGNORECASE,
 )
+# What someone wrote on a day is what is dated that day: "what did I write yesterday?" is not today's note
+# that says "booked the flights last night", nor one of last month that says "book club next month".
+_WRITING_VERBS = re.compile(
+    r"\b(?:writ(?:e|es|ing|ten)|wrote|jot(?:s|ted|ting)?|not(?:e|es|ed|ing)\s+down|typ(?:e|es|ed|ing)\s+(?:up|out))\b",
+    re.IGNORECASE,
+)
 # "to-do" is a word of its own (a topic), not "to" and "do".
 _WORDS = re.compile(r"[^\W\d_]+(?:-[^\W\d_]+)*|\d+")
 # Words that carry no topic: question words, pronouns, auxiliaries, and the verbs and nouns of
@@ -599,8 +609,11 @@ def looks_ahead(question: str) -> bool:
 
 
 def clock_of(question: str) -> Clock:
-    """ "upload" when the question is about adding things ("what did I upload / add / record…"), else "content"."""
-    return "upload" if _UPLOAD_VERBS.search(question) else "content"
+    """ "upload" when the question is about adding things ("what did I upload / add / record…"), "written" when
+    about writing them ("what did I write / jot down…"), else "content"."""
+    if _UPLOAD_VERBS.search(question):
+        return "upload"
+    return "written" if _WRITING_VERBS.search(question) else "content"
 
 
 def is_topical(text: str) -> bool:
@@ -669,14 +682,29 @@ def mentioned(text: str, said_on: date) -> list[Span]:
     return sorted({span for span in spans if (span[1] - span[0]).days <= MENTION_MAX_DAYS})
 
 
+# A span of days a text speaks of tells of a range's days when it is not much wider than the range: "book club
+# next month" speaks of December, not of yesterday, nor does "next week" tell what is on Friday; "the weekend"
+# does tell of its Saturday. At most `MENTION_WIDTH` times the range's length, or `MENTION_WIDTH_MIN_DAYS`; an
+# open range ("since Monday") takes any. The search applies the same rule in SQL (`chat.selectors._MENTIONED`).
+MENTION_WIDTH = 2
+MENTION_WIDTH_MIN_DAYS = 3
+
+
+def speaks_of(span: Span, since: date | None, until: date | None) -> bool:
+    """Whether a span of days a text speaks of tells of the range [since, until)."""
+    if (until is not None and span[0] >= until) or (since is not None and span[1] <= since):
+        return False
+    if since is None or until is None:
+        return True
+    return (span[1] - span[0]).days <= max(MENTION_WIDTH_MIN_DAYS, MENTION_WIDTH * (until - since).days)
+
+
 def speaking_of(text: str, said_on: date, since: date | None, until: date | None) -> str | None:
     """The first line of `text` (the sentence, in a long one) that speaks of a day in [since, until), as
     `mentioned` reads it from `said_on`: what a listing of those days shows of a note written before them."""
     for line in text.splitlines():
         for sentence in _SENTENCE_END.split(line) if len(line.split()) > 20 else [line]:
-            if any(
-                (until is None or a < until) and (since is None or since < b) for a, b in mentioned(sentence, said_on)
-            ):
+            if any(speaks_of(span, since, until) for span in mentioned(sentence, said_on)):
                 return sentence.strip()
     return None
 
@@ -839,15 +867,15 @@ def _midnight(value: datetime | None, zone: ZoneInfo) -> bool:
 
 
 def describe(date_range: DateRange, *, zone: ZoneInfo) -> str:
-    """The range for people, read in `zone`: "Content from 1–15 April 2026", "Added on 3 May 2026"."""
-    added = date_range.clock == "upload"
+    """The range for people, read in `zone`: "Content from 1–15 April 2026", "Added on 3 May 2026", "Written
+    in May 2026"."""
+    start = {"upload": "Added", "written": "Written", "content": "Content"}[date_range.clock]
     since, until = date_range.since, date_range.until
     if since is not None and until is not None and _midnight(since, zone) and _midnight(until, zone):
         dates, shape = _dates_label(since.astimezone(zone).date(), until.astimezone(zone).date() - timedelta(days=1))
-        if added:
-            return {"day": "Added on ", "period": "Added in "}.get(shape, "Added ") + dates
-        return f"Content from {dates}"
-    start = "Added" if added else "Content"
+        if start == "Content":
+            return f"Content from {dates}"
+        return {"day": f"{start} on ", "period": f"{start} in "}.get(shape, f"{start} ") + dates
     if since is not None and until is not None:
         return f"{start} from {_moment(since, zone)} to {_moment(until, zone)}"
     if since is not None:

@@ -619,6 +619,39 @@ def test_a_listing_of_days_to_come_shows_the_note_that_speaks_of_them(
     assert "Roadmap review went fine" in that_day["answer"], that_day["answer"]
 
 
+def test_what_i_wrote_on_a_day_is_what_is_dated_then_and_a_wide_plan_is_no_days_news(
+    celery_worker: None, scripted_model: ScriptedModel
+) -> None:
+    """ "What did I write yesterday?" lists yesterday's notes, not today's that tells of last night; "what
+    happened yesterday?" lists that one too. A note that speaks of "the next two weeks" is no answer to
+    "what's on tomorrow?", where one that says "tomorrow" is."""
+    user = make_user("day-by-day")
+    api = ApiClient.for_user(user)
+    for title, text, written in [
+        ("Boiler", "Boiler serviced, all fine.", 1),
+        ("Trip", "Booked the flights last night!!", 0),
+        ("Book club", "Book club in the next two weeks, bring the Zevin.", 0),
+        ("Dentist", "Dentist tomorrow at 9.", 0),
+        ("School tour", "pay Finn's school tour on the app - last day!!", 0),
+    ]:
+        when = (timezone.now() - timedelta(days=written, minutes=1)).isoformat()
+        job = api.post("/notes", {"title": title, "text": text, "occurred_at": when}).json()["job_id"]
+        assert api.wait_for_job(job)["status"] == "done"
+
+    def listed(question: str) -> tuple[set[str], str]:
+        done = events_of(user=user, question=question)[-1]
+        return {citation["source_title"] for citation in done["citations"]}, done["answer"]
+
+    on_the_day, answer = listed("What did I write yesterday?")
+    assert on_the_day == {"Boiler"} and answer.startswith("Written on "), answer
+    happened, answer = listed("What happened yesterday?")
+    assert happened == {"Boiler", "Trip"}, answer  # "last day!!" of the school tour is no yesterday
+    coming, answer = listed("What's on tomorrow?")
+    assert coming == {"Dentist"}, answer
+    assert "Book club" in listed("What's on in the next 10 days?")[0]
+    assert scripted_model.script.requests == 0
+
+
 PARTY_NOTE = """Ella's party
 Sat 14th, 3-5pm at the climbing wall, booked for up to 10 kids, €150
 coming (6 so far): Ava, Sam, Noor, Luca, Grace, Tom

@@ -36,7 +36,7 @@ CASES = [
     ("What did I talk about last week?", D(2026, 4, 27), D(2026, 5, 4), "content", "temporal"),
     ("What happened this month?", D(2026, 5, 1), D(2026, 6, 1), "content", "temporal"),
     ("What did I save last month?", D(2026, 4, 1), D(2026, 5, 1), "upload", "temporal"),
-    ("What did I write about the garden this year?", D(2026, 1, 1), D(2027, 1, 1), "content", "hybrid"),
+    ("What did I write about the garden this year?", D(2026, 1, 1), D(2027, 1, 1), "written", "hybrid"),
     ("What happened last year?", D(2025, 1, 1), D(2026, 1, 1), "content", "temporal"),
     ("What did I do in March?", D(2026, 3, 1), D(2026, 4, 1), "content", "temporal"),
     ("What did I do in May?", D(2026, 5, 1), D(2026, 6, 1), "content", "temporal"),
@@ -67,7 +67,7 @@ CASES = [
     ("What did I save before 3 May?", None, D(2026, 5, 3), "upload", "temporal"),
     ("What happened after 1 April?", D(2026, 4, 2), None, "content", "temporal"),
     ("What did I say about the budget in the past two weeks?", D(2026, 4, 22), D(2026, 5, 7), "content", "hybrid"),
-    ("What did I write in the past few weeks?", D(2026, 4, 15), D(2026, 5, 7), "content", "temporal"),
+    ("What did I write in the past few weeks?", D(2026, 4, 15), D(2026, 5, 7), "written", "temporal"),
     ("What did I do the day before yesterday?", D(2026, 5, 4), D(2026, 5, 5), "content", "temporal"),
     # A length before or after a date is that span next to it, not an open range.
     ("Where was I in the week before 16 November 2025?", D(2025, 11, 9), D(2025, 11, 16), "content", "temporal"),
@@ -79,8 +79,8 @@ CASES = [
     ("What did I do last March?", D(2026, 3, 1), D(2026, 4, 1), "content", "temporal"),
     ("What did I upload about taxes last week", D(2026, 4, 27), D(2026, 5, 4), "upload", "hybrid"),
     # Writing something down is recording it, and names no topic; a to-do list is a topic.
-    ("What did I jot down yesterday?", D(2026, 5, 5), D(2026, 5, 6), "content", "temporal"),
-    ("What did I note down three days ago?", D(2026, 5, 3), D(2026, 5, 4), "content", "temporal"),
+    ("What did I jot down yesterday?", D(2026, 5, 5), D(2026, 5, 6), "written", "temporal"),
+    ("What did I note down three days ago?", D(2026, 5, 3), D(2026, 5, 4), "written", "temporal"),
     ("What's on my to-do list today?", D(2026, 5, 6), D(2026, 5, 7), "content", "hybrid"),
 ]
 
@@ -166,6 +166,8 @@ def test_west_of_utc_today_is_the_local_day_not_the_utc_one() -> None:
         ("What did I add yesterday?", "Added on 5 May 2026"),
         ("What did I save last month?", "Added in April 2026"),
         ("What happened since Monday?", "Content since 4 May 2026"),
+        ("What did I jot down yesterday?", "Written on 5 May 2026"),
+        ("What did I write last month?", "Written in April 2026"),
         ("What did I do from 1 December to 15 January?", "Content from 1 December 2025 – 15 January 2026"),
     ],
 )
@@ -321,6 +323,10 @@ def test_a_weekday_written_with_its_whole_date_is_not_read_again() -> None:
         ("see you on Friday", date(2026, 11, 20), []),  # the last Friday or the next: left out
         ("This year I want to run a marathon", date(2026, 3, 1), []),  # too many days to be found by
         ("I ran 5k in 25 minutes", date(2026, 3, 1), []),
+        # A final or following day is no date: not yesterday, not tomorrow.
+        ("pay Finn's school tour on the app - last day!!", date(2026, 12, 7), []),
+        ("applications close on the last day of term", date(2026, 12, 7), []),
+        ("they rang back the next day", date(2026, 12, 7), []),
     ],
 )
 def test_a_passage_keeps_the_days_it_speaks_of(text: str, said_on: date, days: list[tuple[date, date]]) -> None:

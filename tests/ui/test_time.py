@@ -45,7 +45,7 @@ def test_zone_from_the_browser_then_a_dated_question_and_its_chip(web_server: st
     question.press("Enter")
     today = datetime.now(ZoneInfo("Europe/Berlin"))
     chip = page.locator(".msg--assistant .chip").first
-    expect(chip).to_have_text(re.compile(rf"Content from {today.day} {today:%B %Y}"), timeout=90_000)
+    expect(chip).to_have_text(re.compile(rf"Written on {today.day} {today:%B %Y}"), timeout=90_000)
     expect(page.locator(".msg--assistant .stage[data-event='done']")).to_have_count(1, timeout=90_000)
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
     page.screenshot(path=SCREENSHOTS / "chat-date-chip.png", full_page=True)
