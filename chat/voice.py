@@ -8,6 +8,10 @@ answers read so (2026-12-07). Told in the prompt to speak to the person as "you"
 still wrote "I ran…" and "Rebecca wants me to lead…"; told also to turn "I" into "you", it wrote
 "You charged €240 for the brakes." for what the mechanic charged, and lost three first-week answers.
 So the answer is turned here, by rule, where the passages it cites are the person's own words.
+
+The prompt speaks of the person as "the user" ("questions about the user's own notes"), and the model
+answers in those words: "The user is staying at Hotel Vesterlys [1]." To the person that is always
+"you", whatever the answer cites (`the_user_as_you`).
 """
 
 import re
@@ -74,3 +78,46 @@ def _turned(part: str, *, sentence_start: bool) -> str:
         return new[0].upper() + new[1:] if opens or (word[0].isupper() and word.lower() != "i") else new
 
     return _FIRST_PERSON.sub(turn, part)
+
+
+_THE_USER = re.compile(r"\bthe user\b(?:(?P<own>['’]s)\b|(?:\s+(?P<verb>(?-i:[a-z]+)))?)", re.IGNORECASE)
+_AGREEING = {"is": "are", "was": "were", "has": "have", "does": "do", "goes": "go"}
+_NO_VERBS = frozenset("always sometimes perhaps thus afterwards also".split())  # words in -s a verb may follow
+_THEIR = re.compile(r"\b(?:their|themselves)\b")
+_SOMEONE = re.compile(r"(?<!^)\b[A-Z][a-z]+|\band\b|,")  # someone else "their" may point at
+
+
+def the_user_as_you(text: str) -> str:
+    """`text` with "the user" said as "you": "The user is staying…" → "You are staying…", "the user's
+    sister" → "your sister"; "their" after it, with no one else named in between, is "your"."""
+    return _SENTENCE.sub(lambda sentence: _user_turned(sentence.group()), text)
+
+
+def _user_turned(sentence: str) -> str:
+    parts: list[str] = []
+    last = 0
+    for match in _THE_USER.finditer(sentence):
+        you = "your" if match["own"] else "you"
+        if match["verb"]:
+            verb = match["verb"].lower()
+            if verb in _AGREEING:
+                verb = _AGREEING[verb]
+            elif verb.endswith("ies"):
+                verb = verb[:-3] + "y"  # "carries"
+            elif verb.endswith("s") and not verb.endswith("ss") and verb not in _NO_VERBS:
+                verb = verb[:-1]  # "wants", "plans"
+            you += " " + verb
+        opens = not sentence[: match.start()].strip(" \t-*•(")
+        parts += [_their_turned(sentence[last : match.start()]) if parts else sentence[last : match.start()]]
+        parts.append(you[0].upper() + you[1:] if opens else you)
+        last = match.end()
+    rest = sentence[last:]
+    parts.append(_their_turned(rest) if parts else rest)
+    return "".join(parts)
+
+
+def _their_turned(part: str) -> str:
+    """ "their" → "your" up to the first name, "and" or comma: after it, "their" may be someone else's."""
+    other = _SOMEONE.search(part)
+    head, tail = (part[: other.start()], part[other.start() :]) if other else (part, "")
+    return _THEIR.sub(lambda match: "your" if match.group() == "their" else "yourself", head) + tail

@@ -6,7 +6,7 @@ import pytest
 
 from chat.selectors import Hit
 from chat.services import check_answer
-from chat.voice import spoken_to
+from chat.voice import spoken_to, the_user_as_you
 
 
 @pytest.mark.parametrize(
@@ -38,6 +38,42 @@ from chat.voice import spoken_to
 )
 def test_the_first_person_becomes_the_second(answer: str, spoken: str) -> None:
     assert spoken_to(answer) == spoken
+
+
+@pytest.mark.parametrize(
+    ("answer", "spoken"),
+    [
+        ("The user is staying at Hotel Vesterlys [1].", "You are staying at Hotel Vesterlys [1]."),
+        (
+            "The user wrote down their thoughts about the gala [1]. They were tired.",
+            "You wrote down your thoughts about the gala [1]. They were tired.",
+        ),
+        (
+            "According to the notes, the user plans to fly on Friday [2].",
+            "According to the notes, you plan to fly on Friday [2].",
+        ),
+        (
+            "The user's sister lent it, and the user carries it always [1].",
+            "Your sister lent it, and you carry it always [1].",
+        ),
+        # "their" after someone else is named may be theirs.
+        (
+            "The user met Grace and Ravi; their questions were hard [1].",
+            "You met Grace and Ravi; their questions were hard [1].",
+        ),
+        ("The username is BrennanGuest [1].", "The username is BrennanGuest [1]."),
+    ],
+)
+def test_the_user_is_you(answer: str, spoken: str) -> None:
+    assert the_user_as_you(answer) == spoken
+
+
+def test_a_pdf_answer_that_calls_the_person_the_user_says_you() -> None:
+    pdf = _hit("pdf", "Appendix B: the payment is due on 3 March.")
+    answered = check_answer(
+        question="When is my payment due?", answer="The user's payment is due on 3 March [1].", hits=[pdf]
+    )
+    assert answered.text == "Your payment is due on 3 March [1]."
 
 
 def _hit(kind: str, text: str) -> Hit:
