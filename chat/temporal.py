@@ -324,12 +324,16 @@ _NEXT_WEEKDAY = _rule(rf"(?:next|(?:this\s+)?coming)\s+{_WEEKDAY}", _next_weekda
 _NEXT_UNIT = _rule(rf"(?P<which>next|(?:the\s+)?coming)\s+{_UNIT}", _calendar)
 _IN_SO_MUCH_TIME = _rule(rf"(?:in\s+)?{_NUM}\s+{_UNIT}(?P<sure>['’]?s?\s+time|\s+from\s+(?:now|today))", _in)
 
+# "Femi's last night in his old place", "my last week at Acme", "the last night of the trip": after a
+# possessive, "last" is the final one, no date.
+_OWNED = r"(?<!['’]s\s)(?<!\bmy\s)(?<!\bhis\s)(?<!\bher\s)(?<!\bour\s)(?<!\btheir\s)(?<!\byour\s)(?<!\bits\s)"
+
 _RULES = [
     _rule(r"(?:the\s+)?day\s+before\s+yesterday", _days_back(2)),
     _rule(r"today|tonight|this\s+(?:morning|afternoon|evening)", _days_back(0)),
-    _rule(r"yesterday|last\s+night", _days_back(1)),
-    _rule(rf"(?P<lead>the\s+past|the\s+last|past|last)\s+(?:(?:{_NUM}|{_FEW})\s+)?{_UNIT}", _rolling),
-    _rule(rf"(?P<which>this|current|last|previous)\s+{_UNIT}", _calendar),
+    _rule(rf"yesterday|{_OWNED}(?<!\bthe\s)last\s+night", _days_back(1)),
+    _rule(rf"(?P<lead>the\s+past|the\s+last|past|{_OWNED}last)\s+(?:(?:{_NUM}|{_FEW})\s+)?{_UNIT}", _rolling),
+    _rule(rf"(?P<which>this|current|{_OWNED}last|previous)\s+{_UNIT}", _calendar),
     _rule(rf"{_NUM}\s+{_UNIT}\s+ago", _ago),
     _rule(rf"(?P<whole>(?:(?:last|this\s+past|past)\s+)?{_WEEKDAY})", _weekday),
     # The future, mirrored.

@@ -104,6 +104,10 @@ def test_it_reads_the_range_clock_and_mode(
         "What did I upload about the roof?",
         "Who recommended Tomorrow, and Tomorrow, and Tomorrow to me?",  # a book
         'What did I write about "Yesterday" by the Beatles?',
+        # After a possessive, "last" is the final one.
+        "When is Femi's last night in his old place?",
+        "What did I do in my last week at Acme?",
+        "What did we eat on the last night of the trip?",
     ],
 )
 def test_a_question_without_a_time_is_semantic_and_searched_whole(question: str) -> None:
