@@ -853,6 +853,66 @@ def opposite(question: str, answer: str, passages: list[str]) -> str | None:
     return None
 
 
+# --- What the question says is of another kind ---------------------------------------------------------
+# "What size football boots does Finn wear?" asked of the packing list's "- hiking boots": the question names
+# a kind of a thing (the word before its noun, *football* boots) that no passage of the answer's source has,
+# where the line the answer rests on names another kind of that thing (*hiking* boots). The answer tells of
+# another thing than the one asked about. The noun must stand in the line as the question writes it (or its
+# plural), straight after a word of its own: "the technician) charged" names no kind of "charge". A word in a
+# verb's place ("did I *buy* boots") or after "what" ("what *colour* car") names no kind. A rule of English
+# noun phrases: prose, notes and dialogue alike. With the reference answers over their own passages (no model,
+# 2026-12-07): SQuAD dev's eight articles, 46 of 1,529 unanswerable questions turned away ("plastic money" of
+# "paper money", "the old parliament" of "the current parliament") and 9 of 1,299 answerable ("global empire"
+# of "worldwide empire"); LoCoMo dev, 0 of 237 traps and 1 of 760 answerable ("clothes store" of "online store").
+_ASKING = frozenset("what which whose how".split())
+_NO_KINDS = _NOT_QUALITIES | _ASKING | {"certain"}  # "whose prospects", "certain powers": no kind of a thing
+
+
+def other_kind(question: str, answer: str, passages: list[str]) -> str | None:
+    answer_words = stems(without_markers(answer))
+    if not answer_words or not passages:
+        return None
+    names = {name.lower() for name in names_asked(question)}
+    tokens = re.findall(r"[\w'’-]+", question)
+    pairs = [
+        (kind, thing)
+        for previous, kind, thing, following in zip(["", *tokens], tokens, tokens[1:], [*tokens[2:], ""], strict=False)
+        if kind.islower() and thing.islower() and len(kind) > 2 and kind not in STOPWORDS and thing not in STOPWORDS
+        and kind not in _QUESTION_FRAME and kind not in _NO_KINDS and not kind.endswith(("'s", "’s"))
+        and not _DIGIT.search(kind + thing)
+        and previous.lower() not in _ASKING | _PRONOUNS | {"to"} and previous.lower() not in names
+        and (not kind.endswith(("ing", "ed")) or previous.lower() in _BEFORE_A_THING)
+        and kinds.is_a_noun(thing) and not kinds.opposites(thing)  # "when is the flea treatment *due*?"
+        and following.lower() not in _BEFORE_AN_OBJECT  # "Melanie's family *give* her": a deed, not a thing
+        # "the original viking *settlers*": the noun before another is a kind itself, not the thing.
+        and not (following.islower() and following not in STOPWORDS and not following.endswith("ed")
+                 and kinds.is_a_noun(following))
+    ]  # fmt: skip
+    if not pairs:
+        return None
+    answer_key, question_key = frozenset(answer_words - names), frozenset(stems(question) - names)
+    best_score, _, _, lines = _best_line(answer_key, question_key, tuple(passages))
+    if best_score < DETAIL_MIN_COVERAGE:
+        return None
+    source = _of_the_answers_source(answer_key - question_key or answer_key, question_key, passages)
+    available = {word for passage in source for word in WORD.findall(passage.lower())}
+    for kind, thing in pairs:
+        if _has_word(kind, available):
+            continue
+        forms = {thing, thing + "s", thing + "es"} | ({thing[:-1]} if thing.endswith("s") else set())
+        spelt = "|".join(re.escape(form) for form in sorted(forms))
+        for line in lines:
+            for match in re.finditer(rf"(?<![\w'’-])([^\W\d_]+)[ -]+(?:{spelt})(?![\w'’-])", line, re.IGNORECASE):
+                other = match.group(1)  # "the *Orkney* Viking": a name is no kind
+                # "the distinct cultural and *ethnic* identity": a thing told of in several ways may be the one
+                # asked of in other words ("their separate identity").
+                joined = re.search(r"(?:\band|\bor|,)\s*$", line[: match.start()], re.IGNORECASE)
+                if joined or not other.islower() or other in STOPWORDS | _NO_KINDS or len(other) < 3 or other == kind:
+                    continue
+                return f"The question asks of {kind} {thing}; the passages tell of {other} {thing}."
+    return None
+
+
 # "names" and "person" judge an answer that rests on one line: a summary or a list rests on many and
 # rightly names several people ("Summarize my 1:1 with Rebecca" tells what *I* said too). Measured on the
 # first week's summaries and lists (2026-11-27): "person" had turned away 4 of 10 summaries the model wrote
@@ -865,5 +925,6 @@ CHECKS: tuple[Check, ...] = (
     Check("detail", detail),
     Check("denial", denial, FACT_ONLY),
     Check("opposite", opposite, FACT_ONLY),
+    Check("other kind", other_kind, frozenset({FACT, LIST})),
     Check("contradicted", contradicted, frozenset({FACT, LIST})),
 )

@@ -163,6 +163,7 @@ def test_the_checks_are_asked_in_order_and_a_bench_can_leave_one_out() -> None:
         "detail",
         "denial",
         "opposite",
+        "other kind",
         "contradicted",
     ]
     question, answer = "What was the gift from Sam's grandpa?", "A watch."
