@@ -861,8 +861,8 @@ def opposite(question: str, answer: str, passages: list[str]) -> str | None:
 # plural), straight after a word of its own: "the technician) charged" names no kind of "charge". A word in a
 # verb's place ("did I *buy* boots") or after "what" ("what *colour* car") names no kind. A rule of English
 # noun phrases: prose, notes and dialogue alike. With the reference answers over their own passages (no model,
-# 2026-12-07): SQuAD dev's eight articles, 46 of 1,529 unanswerable questions turned away ("plastic money" of
-# "paper money", "the old parliament" of "the current parliament") and 9 of 1,299 answerable ("global empire"
+# 2026-12-07): SQuAD dev's eight articles, 47 of 1,529 unanswerable questions turned away ("plastic money" of
+# "paper money", "the old parliament" of "the current parliament") and 10 of 1,299 answerable ("global empire"
 # of "worldwide empire"); LoCoMo dev, 0 of 237 traps and 1 of 760 answerable ("clothes store" of "online store").
 _ASKING = frozenset("what which whose how".split())
 _NO_KINDS = _NOT_QUALITIES | _ASKING | {"certain"}  # "whose prospects", "certain powers": no kind of a thing
@@ -905,9 +905,15 @@ def other_kind(question: str, answer: str, passages: list[str]) -> str | None:
             for match in re.finditer(rf"(?<![\w'’-])([^\W\d_]+)[ -]+(?:{spelt})(?![\w'’-])", line, re.IGNORECASE):
                 other = match.group(1)  # "the *Orkney* Viking": a name is no kind
                 # "the distinct cultural and *ethnic* identity": a thing told of in several ways may be the one
-                # asked of in other words ("their separate identity").
-                joined = re.search(r"(?:\band|\bor|,)\s*$", line[: match.start()], re.IGNORECASE)
-                if joined or not other.islower() or other in STOPWORDS | _NO_KINDS or len(other) < 3 or other == kind:
+                # asked of in other words ("their separate identity"); "wellies, *hiking* boots" lists things.
+                joined = re.search(r"([^\W\d_]+)\s+(?:and|or)\s+$", line[: match.start()], re.IGNORECASE)
+                if (
+                    (joined and not kinds.is_a_noun(joined.group(1).lower()))
+                    or not other.islower()
+                    or other in STOPWORDS | _NO_KINDS
+                    or len(other) < 3
+                    or other == kind
+                ):
                     continue
                 return f"The question asks of {kind} {thing}; the passages tell of {other} {thing}."
     return None

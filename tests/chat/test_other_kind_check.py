@@ -38,3 +38,8 @@ def test_a_thing_told_of_in_several_ways_may_be_the_one_asked_of() -> None:
     normans = "Normans\nThe distinct cultural and ethnic identity of the Normans emerged in the 10th century."
     answer = "In the 10th century [1]."
     assert other_kind("What century did the Normans first gain their separate identity?", answer, [normans]) is None
+
+
+def test_a_kind_in_a_list_of_things_counts() -> None:
+    packing = "Camping packing list\n- rain jackets, wellies, hiking boots"
+    assert other_kind("What size football boots does Finn wear?", "Hiking boots [1].", [packing]) is not None
