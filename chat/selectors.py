@@ -363,7 +363,8 @@ def _filters(
 
 # A passage's text speaks of a day in the range (NULL, so not, where it was stored before `mentions` was read),
 # by a span not much wider than the range (`temporal.speaks_of`: "book club next month" is no answer to "what
-# did I plan for Friday?").
+# did I plan for Friday?"). The overlap is tested twice on purpose: outside, where the GiST index on
+# `mentions` can answer it; inside, for the one span that must also be narrow enough.
 _RANGE = "tstzrange(%({since})s::timestamptz, %({until})s::timestamptz)"
 _MENTIONED = f"""(c.mentions && {_RANGE} AND EXISTS (
     SELECT FROM unnest(c.mentions) m(span)
