@@ -562,18 +562,11 @@ def missing_details(question: str, answer: str, passages: list[str], **options: 
     min_coverage = options.get("min_coverage", DETAIL_MIN_COVERAGE)
     within_source = options.get("within_source", True)
     names = {name.lower() for name in names_asked(question)}
-    answer_words = stems(without_markers(answer)) - names
-    if not answer_words or not passages:
-        return []
-    answer_key, question_key = frozenset(answer_words), frozenset(stems(question) - names)
-    best_score, _, _, _ = _best_line(answer_key, question_key, tuple(passages))
-    if best_score < min_coverage:
+    told = _told(question, answer, passages, names, min_coverage)
+    if told is None:
         return []
     if within_source:
-        # The source of what the answer adds to the question: an answer that restates "the password for the
-        # sauna" matches the trip's note as well as the one its password is from.
-        told = answer_key - question_key or answer_key
-        passages = _of_the_answers_source(told, question_key, passages)
+        passages = told.source
     available = {word for passage in passages for word in WORD.findall(passage.lower())}
     ranks = _common_word_ranks()
     rare = [
@@ -621,15 +614,33 @@ def numbers_missing(question: str, text: str) -> list[str]:
     return missing
 
 
-def _of_the_answers_source(
-    answer_words: frozenset[str], question_words: frozenset[str], passages: list[str]
-) -> list[str]:
-    """The passages of the sources whose lines match the answer best (the first line is the title)."""
-    scores = [_best_line(answer_words, question_words, (passage,))[0] for passage in passages]
+@dataclass(frozen=True)
+class _Told:
+    """Where an answer rests: the passage lines that best match it, and the passages of their source."""
+
+    lines: tuple[str, ...]
+    source: list[str]
+
+
+def _told(question: str, answer: str, passages: list[str], names: set[str], min_coverage: float) -> _Told | None:
+    """Where `answer` rests among `passages`, or `None` when no line matches it by `min_coverage`.
+
+    The source is that of what the answer adds to the question: an answer that restates "the password for
+    the sauna" matches the trip's note as well as the one its password is from (a passage's first line is
+    its source's title)."""
+    answer_words = stems(without_markers(answer)) - names
+    if not answer_words or not passages:
+        return None
+    answer_key, question_key = frozenset(answer_words), frozenset(stems(question) - names)
+    best_score, _, _, lines = _best_line(answer_key, question_key, tuple(passages))
+    if best_score < min_coverage:
+        return None
+    adds = answer_key - question_key or answer_key
+    scores = [_best_line(adds, question_key, (passage,))[0] for passage in passages]
     titles = {
         passage.split("\n", 1)[0] for passage, score in zip(passages, scores, strict=True) if score > max(scores) - _TIE
     }
-    return [passage for passage in passages if passage.split("\n", 1)[0] in titles]
+    return _Told(lines, [passage for passage in passages if passage.split("\n", 1)[0] in titles])
 
 
 def _salient_words(question: str, names: set[str]) -> list[str]:
@@ -869,8 +880,7 @@ _NO_KINDS = _NOT_QUALITIES | _ASKING | {"certain"}  # "whose prospects", "certai
 
 
 def other_kind(question: str, answer: str, passages: list[str]) -> str | None:
-    answer_words = stems(without_markers(answer))
-    if not answer_words or not passages:
+    if not passages:
         return None
     names = {name.lower() for name in names_asked(question)}
     tokens = re.findall(r"[\w'’-]+", question)
@@ -888,20 +898,16 @@ def other_kind(question: str, answer: str, passages: list[str]) -> str | None:
         and not (following.islower() and following not in STOPWORDS and not following.endswith("ed")
                  and kinds.is_a_noun(following))
     ]  # fmt: skip
-    if not pairs:
+    told = _told(question, answer, passages, names, DETAIL_MIN_COVERAGE) if pairs else None
+    if told is None:
         return None
-    answer_key, question_key = frozenset(answer_words - names), frozenset(stems(question) - names)
-    best_score, _, _, lines = _best_line(answer_key, question_key, tuple(passages))
-    if best_score < DETAIL_MIN_COVERAGE:
-        return None
-    source = _of_the_answers_source(answer_key - question_key or answer_key, question_key, passages)
-    available = {word for passage in source for word in WORD.findall(passage.lower())}
+    available = {word for passage in told.source for word in WORD.findall(passage.lower())}
     for kind, thing in pairs:
         if _has_word(kind, available):
             continue
         forms = {thing, thing + "s", thing + "es"} | ({thing[:-1]} if thing.endswith("s") else set())
         spelt = "|".join(re.escape(form) for form in sorted(forms))
-        for line in lines:
+        for line in told.lines:
             for match in re.finditer(rf"(?<![\w'’-])([^\W\d_]+)[ -]+(?:{spelt})(?![\w'’-])", line, re.IGNORECASE):
                 other = match.group(1)  # "the *Orkney* Viking": a name is no kind
                 # "the distinct cultural and *ethnic* identity": a thing told of in several ways may be the one

@@ -80,7 +80,9 @@ def _turned(part: str, *, sentence_start: bool) -> str:
     return _FIRST_PERSON.sub(turn, part)
 
 
-_THE_USER = re.compile(r"\bthe user\b(?:(?P<own>['’]s)\b|(?:\s+(?P<verb>(?-i:[a-z]+)))?)", re.IGNORECASE)
+_THE_USER = re.compile(
+    r"\b(?P<user>the user)\b(?:(?P<own>['’]s)\b|(?:\s+(?P<verb>(?-i:[a-z]+|(?<=[A-Z] )[A-Z]+)\b))?)", re.IGNORECASE
+)
 _AGREEING = {"is": "are", "was": "were", "has": "have", "does": "do", "goes": "go"}
 _NO_VERBS = frozenset("always sometimes perhaps thus afterwards also".split())  # words in -s a verb may follow
 _THEIR = re.compile(r"\b(?:their|themselves)\b")
@@ -107,6 +109,8 @@ def _user_turned(sentence: str) -> str:
             elif verb.endswith("s") and not verb.endswith("ss") and verb not in _NO_VERBS:
                 verb = verb[:-1]  # "wants", "plans"
             you += " " + verb
+        if match["user"].isupper():
+            you = you.upper()  # "THE USER IS LATE" → "YOU ARE LATE"
         opens = not sentence[: match.start()].strip(" \t-*•(")
         parts += [_their_turned(sentence[last : match.start()]) if parts else sentence[last : match.start()]]
         parts.append(you[0].upper() + you[1:] if opens else you)

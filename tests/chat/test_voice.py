@@ -62,6 +62,7 @@ def test_the_first_person_becomes_the_second(answer: str, spoken: str) -> None:
             "You met Grace and Ravi; their questions were hard [1].",
         ),
         ("The username is BrennanGuest [1].", "The username is BrennanGuest [1]."),
+        ("THE USER IS BOOKED IN FOR 9AM [1].", "YOU ARE BOOKED IN FOR 9AM [1]."),
     ],
 )
 def test_the_user_is_you(answer: str, spoken: str) -> None:
