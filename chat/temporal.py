@@ -800,7 +800,8 @@ def _weekday_after(weekday: str, said_on: date) -> date:
 
 def _weekday_and_day(weekday: str, day: int, said_on: date) -> date | None:
     """The date nearest `said_on` (within about six weeks) that falls on `day` of its month and on `weekday`;
-    if none does (a weekday slipped), the nearest that falls on `day`."""
+    if none does (a weekday slipped), the first that falls on `day` after it: "I've booked Kieran for
+    Wednesday the 12th" in an e-mail of 26 November is a plan, 12 December, not 12 November."""
     wanted = next(number for name, number in _WEEKDAYS.items() if name.startswith(weekday.lower()[:3]))
     near = [
         candidate
@@ -808,8 +809,10 @@ def _weekday_and_day(weekday: str, day: int, said_on: date) -> date | None:
         if (candidate := _day_of(*_month_shift(said_on, offset), day)) is not None
         and abs((candidate - said_on).days) <= 45
     ]
-    matching = [candidate for candidate in near if candidate.weekday() == wanted] or near
-    return min(matching, key=lambda candidate: abs((candidate - said_on).days)) if matching else None
+    matching = [candidate for candidate in near if candidate.weekday() == wanted]
+    if not matching:
+        return min((candidate for candidate in near if candidate > said_on), default=None)
+    return min(matching, key=lambda candidate: abs((candidate - said_on).days))
 
 
 def _month_shift(day: date, months: int) -> tuple[int, int]:

@@ -204,6 +204,8 @@ def test_every_weekday_means_the_most_recent_one_before_today() -> None:
         ("Lankum, Fri 28th, doors 7pm", date(2026, 11, 20), "Lankum, Fri 28th (28 November 2026), doors 7pm"),
         # The weekday settles the month: the Friday that is a 4th near 20 November 2026 is in December.
         ("party Fri the 4th", date(2026, 11, 20), "party Fri the 4th (4 December 2026)"),
+        # No Wednesday is a 12th near 26 November 2026: a weekday slipped in a plan, read as the coming 12th.
+        ("booked Kieran for Wednesday the 12th", date(2026, 11, 26), "Wednesday the 12th (12 December 2026)"),
         ("9.40 w Dr Keane", date(2026, 11, 20), "9.40 w Dr Keane"),  # a time, not a day
         # A weekday with a time is an appointment: the first such day after the note's date.
         ("Thurs 9.40am w Dr Keane", date(2026, 11, 20), "Thurs 9.40am (26 November 2026) w Dr Keane"),
