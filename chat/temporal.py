@@ -756,7 +756,8 @@ def under_date_headings(text: str, said_on: date) -> list[tuple[str, date | None
 
 # What a note says of days to come, where it is unmistakable: "tomorrow" ("tmrw"); a weekday with its
 # day of the month ("Fri 28th", "Thursday the 4th"; not when its month follows, "Monday 7 December 2026"
-# says it all) — the nearest such day to the note's date; and a
+# says it all) — the nearest such day to the note's date, or the next such day of the month where the weekday
+# slipped; and a
 # weekday with a time of day ("Thurs 9.40am", "Tuesday at 7pm", "Thursday at 9"), which is how people jot down an
 # appointment — the first such weekday after the note's date (a week on when it is that day: "next
 # session Thurs 9.40am" written on a Thursday). A bare weekday is left alone: "on Friday" in a note may
