@@ -159,8 +159,11 @@ def about_someone_else(
     people = (names & speakers or names - names_in(" " + " ".join(passages))) if speakers else names
     # A line about no one in particular ("It was a great day") cannot be about someone else, nor can one
     # about someone it calls "he" or "she", who may be the person asked about.
+    # Nor is a place or a firm named as where something happened ("Who did I speak to at Aviva?") someone the
+    # line must be about; a line that names it is still about the question's own.
+    asked = people - _where_names(question)
     return (
-        best_score >= min_coverage and bool(best_people) and not unnamed and bool(people) and not people & best_people
+        best_score >= min_coverage and bool(best_people) and not unnamed and bool(asked) and not people & best_people
     )
 
 
@@ -202,6 +205,15 @@ def _place_names(sentence: str) -> set[str]:
         if kinds.is_a_place(words[-1]):
             named.update(words)
     return named
+
+
+# "at Aviva", "at the Kavanagh Motors garage": a name after "at" is where, not who; "at Maria's" is someone's.
+# ("in" is left out: SQuAD's traps swap the place a line tells of, "in Germany" for "in England".)
+_WHERE = re.compile(r"\bat\s+(?:the\s+)?((?:[A-ZÀ-ÖØ-Þ][\wß-ÿ-]*\b(?!['’])\s*)+)")
+
+
+def _where_names(question: str) -> set[str]:
+    return {word for match in _WHERE.finditer(question) for word in match.group(1).split()}
 
 
 def _peoples_names(sentence: str) -> set[str]:

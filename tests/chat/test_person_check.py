@@ -340,3 +340,17 @@ def test_a_people_named_in_a_speech_is_not_someone_else() -> None:
     assert not about_someone_else("What did Kennedy say in the recording?", answer, [speech])
     told = "Memo\nMaria told the Americans on the team that the launch moves to May."
     assert about_someone_else("What did Kennedy tell the team?", "The launch moves to May [1].", [told])
+
+
+INSURANCE = """Car insurance renewal
+Aviva quote came in at €612 for the year, last year was €540
+rang them - agent (Siobhán) knocked it down to €575 if I pay in one go
+Daniel wants to add the roadside cover, +€38"""
+
+
+def test_a_firm_named_as_where_something_happened_is_no_one_asked_about() -> None:
+    # Seen in a browser walk (2026-12-07): "at Aviva" made Aviva the person asked about, and the line
+    # naming the agent was "about someone else", so the chat answered "I couldn't find anything".
+    assert not about_someone_else("Who did I speak to at Aviva?", "You spoke to Siobhán [1].", [INSURANCE])
+    # The person the question does ask about still counts.
+    assert about_someone_else("Who did Daniel speak to at Aviva?", "He spoke to Siobhán [1].", [INSURANCE])
