@@ -162,9 +162,7 @@ def about_someone_else(
     # Nor is a place or a firm named as where something happened ("Who did I speak to at Aviva?") someone the
     # line must be about; a line that names it is still about the question's own.
     asked = people - _where_names(question)
-    return (
-        best_score >= min_coverage and bool(best_people) and not unnamed and bool(asked) and not people & best_people
-    )
+    return best_score >= min_coverage and bool(best_people) and not unnamed and bool(asked) and not people & best_people
 
 
 @functools.lru_cache(maxsize=8)
