@@ -254,6 +254,8 @@ def _lines_with_people(passages: Sequence[str]) -> list[_Statement]:
             if not nearby and speaker:
                 greeted = names_in(" " + text) - {speaker.split()[0]}
                 nearby = greeted or {other.split()[0] for other, _ in turns if other and other != speaker}
+            if not speaker and text.startswith("# "):
+                continue  # nor does a heading ("# Quotes" over a note's list of them)
             sentences = SENTENCE.split(text)
             for sentence in sentences:
                 if sentence.rstrip().endswith("?"):

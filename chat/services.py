@@ -1048,9 +1048,9 @@ def check_answer(
     check |= {"dated": answer} if answer != model_answer else {}
     if not grounded.text:
         return grounding.Grounded(abstain_text, [], {**check, "abstained_by": "check"})
-    # A source's title is the person's own words about it ("JFK inaugural speech"): a question may take
-    # its words from there.
-    passages = [f"{_title_words(hit.source_title)}\n{hit.text}" for hit in hits]
+    # A source's title is the person's own words about it ("JFK inaugural speech"), and so are the headings a
+    # passage sits under ("## Quotes" over "- Murphy Kitchens: €14,200"): a question may take its words from there.
+    passages = [f"{_title_words(hit.source_title)}\n{_headings(hit)}{hit.text}" for hit in hits]
     objected = checks.objection(question, grounded.text, passages, answer_checks, shape=shape)
     if objected is not None:
         name, reason = objected
@@ -1079,6 +1079,13 @@ _NAME_JOINS = re.compile(r"_|(?<=[^\W\d_])(?=\d)|(?<=\d)(?=[^\W\d_])")
 def _titled(title: str, words: tuple[str, ...]) -> bool:
     """Whether a source's title has all of `words` ("table" in "table_nics_background_checks_2015-11")."""
     return set(words) <= {word.lower() for word in re.findall(r"[^\W_]+", _title_words(title))}
+
+
+def _headings(hit: Hit) -> str:
+    """The headings over a passage other than its source's title, as a Markdown heading line ("" if none):
+    their words count as the passage's, but a heading states nothing an answer could rest on (`checks`)."""
+    headings = [heading for heading in hit.anchor.get("heading", []) if heading != hit.source_title]
+    return "# " + " › ".join(headings) + "\n" if headings else ""
 
 
 def _title_words(title: str) -> str:

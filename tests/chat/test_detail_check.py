@@ -232,3 +232,20 @@ def test_counts_dates_and_years_are_not_numbers_to_find() -> None:
     history = "Paris\nThe Eiffel Tower was finished in 1889, and the Sacré-Cœur in 1914."
     assert missing_details("What was finished in the 1880s?", "The Eiffel Tower.", [history]) == []
     assert missing_details("What was finished in 1789?", "The Eiffel Tower.", [history]) == ["1789"]
+
+
+def test_a_word_of_the_heading_over_the_passage_is_in_the_passages() -> None:
+    # Seen in a browser walk (2026-12-07): "Which kitchen quote was cheaper?" over a Markdown note whose
+    # quotes stand under "## Quotes" was turned away: "The passages never mention 'quote'."
+    quotes = Hit(
+        chunk_id=1, source_id=1, source_title="Kitchen renovation", kind="note", score=1.0, similarity=0.8,
+        text="- Murphy Kitchens: €14,200, 6 weeks, can start 12 Jan\n- IKEA + fitter (Tomasz): €9,800, fitter available Feb",
+        text_rank=0.0, occurred_at=datetime(2026, 12, 7, 18, 0, tzinfo=UTC),
+        anchor={"heading": ["Kitchen renovation", "Quotes"]},
+    )  # fmt: skip
+    question, answer = "Which quote for the kitchen came from a fitter?", "IKEA + fitter (Tomasz): €9,800 [1]."
+    answered = check_answer(question=question, answer=answer, hits=[quotes])
+    assert answered.text == "IKEA + fitter (Tomasz): €9,800 [1]."
+    # Where no heading says it, the word is still missing.
+    answered = check_answer(question=question, answer=answer, hits=[replace(quotes, anchor={})])
+    assert answered.check["abstained_by"] == "detail"
