@@ -131,6 +131,9 @@ _SUMMARY = re.compile(
     r"what went on|how did (?:it|the|my|our|that)\b.* go|how (?:is|was|are|were) (?:the|my|our)\b.* going|"
     r"what (?:are|were|was|is) (?:my|the|our) plans?|what(?:'s| is| was) the plan|"
     r"what did i (?:write|note|say|jot down) (?:in|about)|what do i know about|"
+    # "What did the doctor say?", "what did Rebecca say in my 1:1?": all they said; "…say about my knee?" asks one thing.
+    r"what did (?:(?:the|my|our|your|his|her|their) )?(?:[\w'’-]+ ){0,2}[\w'’-]+ (?:say|tell (?:me|us|you|him|her|them))"
+    r"(?:\s+(?:at|in|during|on|when|after)\b[^?]*)?\s*\?*\s*$|"
     r"what(?:'s| is| was| are| were) (?:the|this|that|these|those|my) (?:\w+ ){1,3}about(?=\s*\?*\s*$))",
     re.IGNORECASE,
 )

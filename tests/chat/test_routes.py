@@ -261,6 +261,9 @@ Next visit in two weeks; no swimming until then."""
         ("Summarize my 1:1 with Rebecca.", intent.SUMMARY),
         ("How did the interview go? Give me the gist.", intent.SUMMARY),
         ("What were my plans for Lisbon?", intent.SUMMARY),
+        ("What did the doctor say?", intent.SUMMARY),  # seen in a browser walk: one line of five came back
+        ("What did Rebecca say in my 1:1?", intent.SUMMARY),
+        ("What did the doctor say about my knee?", intent.FACT),
         ("What is the guest wifi called?", intent.FACT),
         ("What's the printer's IP address?", intent.FACT),
         ("When is the dentist appointment?", intent.FACT),
