@@ -139,6 +139,20 @@ def is_a_place(word: str) -> bool:
     return bool(own) and all(_kinds_of_sense(sense) & _places() for sense in own)
 
 
+_LIVING = ("person", "organism", "people")
+
+
+@functools.cache
+def _living() -> frozenset[int]:
+    return frozenset(sense for kind in _LIVING for sense in _senses(kind))
+
+
+def is_living(word: str) -> bool:
+    """Whether some usual sense of the noun `word` is a person, a people or another living thing ("kids",
+    "guests", "plants"): what "they" may point at besides things."""
+    return any(_kinds_of_sense(sense) & _living() for sense in _senses(word))
+
+
 def is_a_noun(word: str) -> bool:
     """Whether WordNet knows `word` (in any of its forms) as a noun."""
     return bool(_senses(word))

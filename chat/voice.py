@@ -16,6 +16,8 @@ answers in those words: "The user is staying at Hotel Vesterlys [1]." To the per
 
 import re
 
+from chat import kinds
+
 # The first person and what it becomes, the verb that agrees with it included.
 _SECOND_PERSON = {
     "i am": "you are",
@@ -80,48 +82,54 @@ def _turned(part: str, *, sentence_start: bool) -> str:
     return _FIRST_PERSON.sub(turn, part)
 
 
-_THE_USER = re.compile(
-    r"\b(?P<user>the user)\b(?:(?P<own>['’]s)\b|(?:\s+(?P<verb>(?-i:[a-z]+|(?<=[A-Z] )[A-Z]+)\b))?)", re.IGNORECASE
-)
+_THE_USER = r"\b(?P<user>the user)\b(?:(?P<own>['’]s)\b|(?:\s+(?P<verb>(?-i:[a-z]+|(?<=[A-Z] )[A-Z]+)\b))?)"
 _AGREEING = {"is": "are", "was": "were", "has": "have", "does": "do", "goes": "go"}
 _NO_VERBS = frozenset("always sometimes perhaps thus afterwards also".split())  # words in -s a verb may follow
-_THEIR = re.compile(r"\b(?:their|themselves)\b")
-_SOMEONE = re.compile(r"(?<!^)\b[A-Z][a-z]+|\band\b|,")  # someone else "their" may point at
+# The pronouns the model uses for "the user" after naming them so, and what each is said to the person.
+_THEY = r"\b(?P<they>they['’](?:re|ve|d|ll)|they|their|theirs|them|themselves)\b"
+_AS_YOU = {"they": "you", "their": "your", "theirs": "yours", "them": "you", "themselves": "yourself"}
+# Others "they" may point at: people named together ("Grace and Ravi"), or a plural of living things
+# ("the kids", "the guests", "the dogs": `kinds.is_living`).
+_GROUP = r"\b(?P<group>(?-i:[A-Z][a-z]+(?:,\s*[A-Z][a-z]+)*,?\s+(?:and|&)\s+[A-Z][a-z]+))"
+_PLURAL = r"\b(?P<plural>(?-i:[a-z]+s))\b"
+_TOLD_OF = re.compile("|".join((_THE_USER, _THEY, _GROUP, _PLURAL)), re.IGNORECASE)
+_OPENS = re.compile(r"(?:^|[.!?]\s+|\n\s*(?:[-*•]\s+)?)$")
 
 
 def the_user_as_you(text: str) -> str:
     """`text` with "the user" said as "you": "The user is staying…" → "You are staying…", "the user's
-    sister" → "your sister"; "their" after it, with no one else named in between, is "your"."""
-    return _SENTENCE.sub(lambda sentence: _user_turned(sentence.group()), text)
-
-
-def _user_turned(sentence: str) -> str:
+    sister" → "your sister". The model goes on to call the user "they": from "the user" on, "they",
+    "their" and "them" are "you" and "your" until someone else they may point at is named ("Grace and
+    Ravi", "the kids")."""
     parts: list[str] = []
     last = 0
-    for match in _THE_USER.finditer(sentence):
-        you = "your" if match["own"] else "you"
-        if match["verb"]:
-            verb = match["verb"].lower()
-            if verb in _AGREEING:
-                verb = _AGREEING[verb]
-            elif verb.endswith("ies"):
-                verb = verb[:-3] + "y"  # "carries"
-            elif verb.endswith("s") and not verb.endswith("ss") and verb not in _NO_VERBS:
-                verb = verb[:-1]  # "wants", "plans"
-            you += " " + verb
-        if match["user"].isupper():
-            you = you.upper()  # "THE USER IS LATE" → "YOU ARE LATE"
-        opens = not sentence[: match.start()].strip(" \t-*•(")
-        parts += [_their_turned(sentence[last : match.start()]) if parts else sentence[last : match.start()]]
-        parts.append(you[0].upper() + you[1:] if opens else you)
+    theirs = False  # whether "they" is the user here
+    for match in _TOLD_OF.finditer(text):
+        if match["group"] or match["plural"]:
+            theirs = theirs and not (match["group"] or kinds.is_living(match["plural"]))
+            continue
+        if match["they"] and not theirs:
+            continue
+        said = _you(match) if match["user"] else _AS_YOU.get(match["they"].lower(), "")
+        if not said:  # "they're", "they've": their ending kept
+            they = match["they"]
+            said = ("You" if they[0].isupper() else "you") + they[4:]
+        opens = bool(_OPENS.search(text[: match.start()]))
+        parts += [text[last : match.start()], said[0].upper() + said[1:] if opens else said]
         last = match.end()
-    rest = sentence[last:]
-    parts.append(_their_turned(rest) if parts else rest)
-    return "".join(parts)
+        theirs = True
+    return "".join(parts) + text[last:]
 
 
-def _their_turned(part: str) -> str:
-    """ "their" → "your" up to the first name, "and" or comma: after it, "their" may be someone else's."""
-    other = _SOMEONE.search(part)
-    head, tail = (part[: other.start()], part[other.start() :]) if other else (part, "")
-    return _THEIR.sub(lambda match: "your" if match.group() == "their" else "yourself", head) + tail
+def _you(match: re.Match[str]) -> str:
+    you = "your" if match["own"] else "you"
+    if match["verb"]:
+        verb = match["verb"].lower()
+        if verb in _AGREEING:
+            verb = _AGREEING[verb]
+        elif verb.endswith("ies"):
+            verb = verb[:-3] + "y"  # "carries"
+        elif verb.endswith("s") and not verb.endswith("ss") and verb not in _NO_VERBS:
+            verb = verb[:-1]  # "wants", "plans"
+        you += " " + verb
+    return you.upper() if match["user"].isupper() else you  # "THE USER IS LATE" → "YOU ARE LATE"

@@ -46,8 +46,28 @@ def test_the_first_person_becomes_the_second(answer: str, spoken: str) -> None:
         ("The user is staying at Hotel Vesterlys [1].", "You are staying at Hotel Vesterlys [1]."),
         (
             "The user wrote down their thoughts about the gala [1]. They were tired.",
-            "You wrote down your thoughts about the gala [1]. They were tired.",
+            "You wrote down your thoughts about the gala [1]. You were tired.",
         ),
+        # From the first week (2026-12-07): the model goes on to call the user "they".
+        (
+            "The user planned to spend 3 weeks in Copenhagen with their partner, Daniel. They booked flights.",
+            "You planned to spend 3 weeks in Copenhagen with your partner, Daniel. You booked flights.",
+        ),
+        (
+            "The user also mentioned that they're into couch to 5k with Aoife and have been working on their "
+            "shoulder [1].",
+            "You also mentioned that you're into couch to 5k with Aoife and have been working on your shoulder [1].",
+        ),
+        # "They" after others it may point at is theirs: people named together, or the kids.
+        (
+            "The user met Grace and Ravi. They asked about SQL, and their questions were hard [1].",
+            "You met Grace and Ravi. They asked about SQL, and their questions were hard [1].",
+        ),
+        (
+            "The user bought the kids new boots; their old ones were too small [1].",
+            "You bought the kids new boots; their old ones were too small [1].",
+        ),
+        ("They said the user was late [1].", "They said you were late [1]."),
         (
             "According to the notes, the user plans to fly on Friday [2].",
             "According to the notes, you plan to fly on Friday [2].",
