@@ -11,7 +11,8 @@ So the answer is turned here, by rule, where the passages it cites are the perso
 
 The prompt speaks of the person as "the user" ("questions about the user's own notes"), and the model
 answers in those words: "The user is staying at Hotel Vesterlys [1]." To the person that is always
-"you", whatever the answer cites (`the_user_as_you`).
+"you", whatever the answer cites (`the_user_as_you`), and so is the "they" the model goes on with ("They
+were snappy all week" in the summary of a journal; 3 of the first week's 10 summaries, 2026-12-07).
 """
 
 import re
