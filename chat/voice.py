@@ -18,6 +18,7 @@ were snappy all week" in the summary of a journal; 3 of the first week's 10 summ
 import re
 
 from chat import kinds
+from chat.grounding import STOPWORDS
 
 # The first person and what it becomes, the verb that agrees with it included.
 _SECOND_PERSON = {
@@ -92,7 +93,7 @@ _AS_YOU = {"they": "you", "their": "your", "theirs": "yours", "them": "you", "th
 # Others "they" may point at: people named together ("Grace and Ravi"), or a plural of living things
 # ("the kids", "the guests", "the dogs": `kinds.is_living`).
 _GROUP = r"\b(?P<group>(?-i:[A-Z][a-z]+(?:,\s*[A-Z][a-z]+)*,?\s+(?:and|&)\s+[A-Z][a-z]+))"
-_PLURAL = r"\b(?P<plural>(?-i:[a-z]+s))\b"
+_PLURAL = r"\b(?P<plural>(?-i:[a-z]+[^s\W]s))\b"  # "the guests", not "boss" or "class"
 _TOLD_OF = re.compile("|".join((_THE_USER, _THEY, _GROUP, _PLURAL)), re.IGNORECASE)
 _OPENS = re.compile(r"(?:^|[.!?]\s+|\n\s*(?:[-*•]\s+)?)$")
 
@@ -107,7 +108,8 @@ def the_user_as_you(text: str) -> str:
     theirs = False  # whether "they" is the user here
     for match in _TOLD_OF.finditer(text):
         if match["group"] or match["plural"]:
-            theirs = theirs and not (match["group"] or kinds.is_living(match["plural"]))
+            others = match["group"] or (match["plural"] not in STOPWORDS and kinds.is_living(match["plural"]))
+            theirs = theirs and not others  # "does" is no doe
             continue
         if match["they"] and not theirs:
             continue

@@ -68,6 +68,7 @@ def test_the_first_person_becomes_the_second(answer: str, spoken: str) -> None:
             "You bought the kids new boots; their old ones were too small [1].",
         ),
         ("They said the user was late [1].", "They said you were late [1]."),
+        ("The user does their exercises twice a day [1].", "You do your exercises twice a day [1]."),  # no doe
         (
             "According to the notes, the user plans to fly on Friday [2].",
             "According to the notes, you plan to fly on Friday [2].",
