@@ -69,8 +69,8 @@ def ground(
     with: "Tim and John — session 4 (2 August 2023, …)") is removed too: small models copy one when
     they find no answer, and the passage it introduces "supports" every word of it. So is one that
     quotes a number in a unit the passages never give it ("a $4 raise" from "4% raise":
-    `chat.quantities`); a currency they never name is taken off a number they write bare. `check`
-    records each sentence's fate.
+    `chat.quantities`); a currency they never name is taken off a number they write bare. So is a lead-in
+    that ends the answer with nothing after its colon ("Dr Okafor:"). `check` records each sentence's fate.
     """
     copied_headers = [header for header in headers or [] if header and header in answer]
     # Sentences, each with the line it stands on: a list keeps its lines and their bullets or numbers.
@@ -100,7 +100,8 @@ def ground(
         is_claim = len(content_words(plain[index])) >= 2
         copied = any(header in sentence for header in copied_headers)
         misquoted = quantities.misquoted(plain[index], amounts)
-        removed = (is_claim and not kept) or copied or bool(misquoted)
+        lead_in = index == len(sentences) - 1 and plain[index].endswith(":")  # a list or a quote that never came
+        removed = (is_claim and not kept) or copied or bool(misquoted) or lead_in
         records.append(
             {
                 "text": plain[index],
@@ -110,6 +111,7 @@ def ground(
                 "removed": removed,
                 **({"copied_header": True} if copied else {}),
                 **({"misquoted": misquoted} if misquoted else {}),
+                **({"lead_in": True} if lead_in else {}),
             }
         )
         if removed:

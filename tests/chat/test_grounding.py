@@ -93,3 +93,12 @@ def test_a_number_in_its_own_unit_or_in_words_the_notes_leave_bare_stands() -> N
     assert ground("Your monthly food budget is $700 [1].", [budget, ONE_TO_ONE]).text == (
         "Your monthly food budget is 700 [1]."
     )
+
+
+def test_a_lead_in_with_nothing_after_its_colon_is_no_answer() -> None:
+    # Seen in a browser walk (2026-12-07): "What did the doctor say?" → "Dr Okafor: [1]", the note's title
+    # and a colon, kept because the passage "supports" its one word.
+    note = "Dr Okafor 10.30 Tues\nbloods came back fine, vit D a bit low -> 1000 IU daily over winter"
+    assert ground("Dr Okafor:", [note]).text == ""
+    listed = ground("Dr Okafor said:\n- bloods came back fine [1]", [note])
+    assert listed.text.startswith("Dr Okafor said:") and listed.text.endswith("\n- bloods came back fine [1]")
