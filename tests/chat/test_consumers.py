@@ -299,7 +299,7 @@ async def test_earlier_messages_left_out_of_the_context_are_noted_live_and_on_re
         first = await ask(communicator, {"question": "When do the tomatoes go into the raised bed?"})
         conversation_id = conversation_of(first)
         second = await ask(
-            communicator, {"question": "When do the tomatoes go in again?", "conversation_id": str(conversation_id)}
+            communicator, {"question": "And when do they come out?", "conversation_id": str(conversation_id)}
         )
     assert "Earlier messages were left out" not in first
     assert "Earlier messages were left out: 2 did not fit" in second

@@ -151,6 +151,25 @@ def test_a_follow_up_is_searched_as_a_question_of_its_own_and_shown_as_read(
     assert trace["route"] == Message.Route.QUESTION
 
 
+def test_only_a_follow_up_is_asked_after_the_earlier_turns(celery_worker: None, scripted_model: ScriptedModel) -> None:
+    # Shown an earlier answer, the small model copies it: "Dr Okafor:" after "Murphy Kitchens: €14,200".
+    user = User.objects.create_user("asker", password="x-long-enough-Passw0rd")
+    note_of(user, GARDEN_NOTE)
+    note_of(user, BOOKS_NOTE)
+    scripted_model.script = Script(tokens=["Tom recommended Piranesi [1]."])
+    first = events_of(user=user, question="Who recommended Piranesi to me?")[-1]
+    scripted_model.script = Script(tokens=["On 12 May [1]."])
+    events_of(
+        user=user, question="When do the tomatoes go into the raised bed?", conversation_id=first["conversation_id"]
+    )
+    assert [message["role"] for message in last_prompt(scripted_model)] == ["system", "user"]
+    scripted_model.script = Script(tokens=["Tom also recommended The Overstory [1]."])
+    events_of(user=user, question="What else did he recommend?", conversation_id=first["conversation_id"])
+    earlier = [message["content"] for message in last_prompt(scripted_model)[1:-1]]
+    assert earlier == ["Who recommended Piranesi to me?", "Tom recommended Piranesi.", "When do the tomatoes go into "
+                       "the raised bed?", "On 12 May."]  # fmt: skip
+
+
 @pytest.mark.parametrize(
     "question",
     [
@@ -482,8 +501,8 @@ def test_a_question_about_a_source_pointed_at_is_asked_without_the_turns_before_
     assert [item["role"] for item in pointed] == ["system", "user"]
     assert "The sources are from the PDF document the question points at." in pointed[0]["content"]
     scripted_model.script = Script(tokens=["Every second evening [1]."])
-    events_of(user=user, question="How often should I water the beds?", conversation_id=conversation)
-    asked = last_prompt(scripted_model)
+    events_of(user=user, question="And how often should I water them?", conversation_id=conversation)
+    asked = last_prompt(scripted_model)  # a follow-up: asked after the turns before it
     assert [item["role"] for item in asked][-3:] == ["user", "assistant", "user"]
     assert "points at" not in asked[0]["content"]
 

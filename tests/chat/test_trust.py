@@ -171,13 +171,14 @@ def test_earlier_turns_that_do_not_fit_the_budget_are_left_out_and_counted(
             conversation=conversation, role="assistant", content=f"Answer {number} [1]. " + "more " * 60
         )
     settings.CHAT_HISTORY_TOKENS = 300  # two of the six turns fit (each is ~140 tokens)
-    events = events_of(user=gardener, question="When do the tomatoes go in?", conversation_id=conversation.pk)
+    # A follow-up ("And…"), which the model reads after the earlier turns.
+    events = events_of(user=gardener, question="And when do the tomatoes go in?", conversation_id=conversation.pk)
     writing = next(event for event in events if event.get("stage") == "writing")
     assert writing["left_out"] == 8 and events[-1]["left_out"] == 8
     message = Message.objects.get(pk=events[-1]["message_id"])
     sent = [item["content"][:10] for item in message.trace["prompt"][1:-1]]
     assert sent == ["Question 4", "Answer 4. ", "Question 5", "Answer 5. "]  # the latest, oldest first, markers gone
-    assert message.trace["prompt"][-1] == {"role": "user", "content": "When do the tomatoes go in?"}
+    assert message.trace["prompt"][-1] == {"role": "user", "content": "And when do the tomatoes go in?"}
 
 
 def test_answer_events_stay_with_their_owner(gardener: User, scripted_model: ScriptedModel) -> None:
