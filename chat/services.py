@@ -862,15 +862,13 @@ def _asks_after(turn: _Turn) -> bool:
     token p50 3.6 s against 2.5 s (2026-12-07, `bench/RESULTS.md`): a summary took in an earlier answer's
     facts ("the rear tyres" in the 1:1 with Rebecca), and after "Murphy Kitchens: €14,200" the 1.5B answered
     "What did the doctor say?" with "Dr Okafor:"."""
-    return turn.intent is not None and turn.intent.follow_up and not _points_at_a_source(turn)
+    return turn.intent is not None and turn.intent.follow_up
 
 
 def _points_at_a_source(turn: _Turn) -> bool:
     """Whether the question points at a source by its kind or a PDF's page ("what is the paper about?", "what
-    did the recording say?"), not as a follow-up. Such a question is asked without the earlier turns: shown
-    them, the 1.5B answered with an earlier answer's words ("The recording said "Docling bundles…"" after
-    "What does the scanned page say?"; "The paper is about the impact of climate change on agriculture"
-    after a question about the car) instead of the source's."""
+    did the recording say?"), not as a follow-up: the prompt says which kind of source it points at. Like any
+    question that is no follow-up it is asked without the earlier turns (`_asks_after`)."""
     pointed = turn.retrieval is not None and turn.retrieval.pointed and turn.selection is None
     return pointed and turn.intent is not None and not turn.intent.follow_up
 
