@@ -1051,6 +1051,8 @@ def check_answer(
         for hit in hits
         if "when" not in hit.anchor
     ]
+    # Said to the person before any sentence is dropped: "They were snappy" is the user only after "The user wrote…".
+    answer = voice.the_user_as_you(answer)
     grounded = grounding.ground(answer, [_as_read(hit, zone) for hit in hits], headers=headers, threshold=support)
     check = {"model_answer": model_answer, **grounded.check}
     check |= {"dated": answer} if answer != model_answer else {}
@@ -1070,11 +1072,10 @@ def check_answer(
 
 
 def _spoken_to(answer: str, cited: list[Hit]) -> str:
-    """The answer speaking to the person as "you": never as "the user" (`voice.the_user_as_you`), and where it
-    repeats their "I" (`voice.spoken_to`) where every passage it cites is of their own notes, recordings or
-    calendars, and no one else speaks there.
+    """The answer speaking to the person as "you" (never as "the user": `voice.the_user_as_you`, before grounding)
+    where it repeats their "I" (`voice.spoken_to`) where every passage it cites is of their own notes, recordings
+    or calendars, and no one else speaks there.
     A PDF's or a web page's "I" is its author's, and a transcript's "I" the speaker's ("Caroline: I went…")."""
-    answer = voice.the_user_as_you(answer)
     own = {Source.Kind.NOTE, Source.Kind.AUDIO, Source.Kind.CALENDAR}
     if not cited or any(hit.kind not in own for hit in cited) or checks.speakers_of([hit.text for hit in cited]):
         return answer

@@ -98,6 +98,19 @@ def test_a_pdf_answer_that_calls_the_person_the_user_says_you() -> None:
     assert answered.text == "Your payment is due on 3 March [1]."
 
 
+def test_they_after_a_dropped_sentence_about_the_user_is_still_you() -> None:
+    """Seen in the first week's "What did I write in my journal?": the sentence naming "the user" was not
+    supported and went; the next one was shown as "They were snappy all week"."""
+    journal = _hit("note", "I've been snappy all week and I know it's work. The claims report ate two evenings.")
+    answered = check_answer(
+        question="What did I write in my journal?",
+        answer="The user wrote about a lovely trip to Paris. They were snappy all week because of work.",
+        hits=[journal],
+        shape="summary",
+    )
+    assert answered.text == "You were snappy all week because of work [1].", answered.check
+
+
 def _hit(kind: str, text: str) -> Hit:
     return Hit(
         chunk_id=1, source_id=1, source_title="Thursday", kind=kind, text=text, score=1.0, similarity=0.9,
