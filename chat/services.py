@@ -264,7 +264,9 @@ async def _answer_events(
         if relevant:
             yield {"type": "stage", "stage": "follow_up", "text": f"Read as a follow-up: {turn.intent.search}"}
     if relevant and turn.intent.shape == intent.SUMMARY and not turn.retrieval.pointed:
-        relevant = await _step(_read_whole)(user=user, hits=relevant, k=turn.context_passages)
+        relevant = await _step(_read_whole)(
+            user=user, question=turn.intent.search, hits=relevant, k=turn.context_passages
+        )
     if turn.selection is None:  # a selection's own passages come first, then their neighbours
         relevant = runs_joined(in_reading_order(relevant))
     yield {
@@ -754,12 +756,43 @@ def joined_text(before: str, after: str) -> str:
     return f"{before}\n{after}"
 
 
-def _read_whole(*, user: User, hits: list[Hit], k: int) -> list[Hit]:
-    """For a summary: the best hit's source in reading order, then the other sources' hits, `k` in all."""
-    best = hits[0]
-    whole = selectors.source_passages(owner_id=user.pk, source_id=best.source_id, k=k)
-    others = [hit for hit in hits if hit.source_id != best.source_id]
-    return (whole + others)[:k]
+def _read_whole(*, user: User, question: str, hits: list[Hit], k: int) -> list[Hit]:
+    """For a summary: the sources it names by their titles (`_named_sources`) in reading order and nothing else;
+    naming none, the best hit's source in reading order, then the other sources' hits; `k` passages in all.
+
+    Asked "Sum up what Finn's teacher said at the parent-teacher meeting.", with the teacher's note whole and
+    then seven passages of other notes (a birthday party's guest lists), the 1.5B summed up one line of eight;
+    over the note alone it told all of them. With the note and two passages that name Finn (a to-do list, an app
+    idea), it told one line again."""
+    named = _named_sources(question, hits)
+    if not named:
+        whole = selectors.source_passages(owner_id=user.pk, source_id=hits[0].source_id, k=k)
+        return (whole + [hit for hit in hits if hit.source_id != hits[0].source_id])[:k]
+    passages = (selectors.source_passages(owner_id=user.pk, source_id=source, k=k) for source in named)
+    return [passage for whole in passages for passage in whole][:k]
+
+
+def _named_sources(question: str, hits: list[Hit]) -> list[int]:
+    """The sources among `hits` that a summary question names by words of their titles, best hit first: those
+    whose titles share the most of the common words it asks about beyond a summary ("parent", "teacher",
+    "meeting" of "Sum up what Finn's teacher said at the parent-teacher meeting." in "Parent-teacher meeting with
+    Ms Gallagher"). None when no title shares one ("What's been happening at work lately?"). A name is no such
+    word: "Sum up everything about Finn." asks about him wherever he is, not about "Finn's 9th birthday party"."""
+    beyond = _stems(" ".join(intent.beyond_the_gist(question)))
+    common = _stems(" ".join(word for word in re.findall(r"[^\W_]+", question) if word.islower()))
+    asked = (beyond & common) - grounding.STOPWORDS
+    shared: dict[int, int] = {}
+    for hit in hits:
+        shared.setdefault(hit.source_id, len(asked & _stems(_title_words(hit.source_title))))
+    most = max(shared.values(), default=0)
+    return [source for source, count in shared.items() if most and count == most]
+
+
+def _stems(text: str) -> set[str]:
+    """The words of `text` of three letters or more as titles and questions share them, in lower case: "plans"
+    as "plan", "Meetings" as "meeting" ("class" stays)."""
+    words = (word.lower() for word in re.findall(r"[^\W_]+", text) if len(word) > 2)
+    return {word[:-1] if len(word) > 3 and word.endswith("s") and not word.endswith("ss") else word for word in words}
 
 
 def _found_text(hits: list[Hit]) -> str:

@@ -332,6 +332,24 @@ def test_a_summary_reads_its_source_whole_in_order(celery_worker: None, scripted
     assert all(place >= 0 for place in places) and places == sorted(places), places
 
 
+def test_a_summary_of_a_note_named_by_its_title_reads_that_note_alone(
+    celery_worker: None, scripted_model: ScriptedModel
+) -> None:
+    """The birthday party's guest lists come closer to "Finn's teacher" than the teacher's note does; shown
+    them after the note, the 1.5B summed up one line of the meeting."""
+    user = make_user("parent")
+    api = ApiClient.for_user(user)
+    for title, name in (("Parent-teacher meeting with Ms Gallagher", "parent-teacher.txt"),
+                        ("Finn's 9th birthday party", "finn-birthday-party.md")):  # fmt: skip
+        body = {"title": title, "text": (FIRSTWEEK / name).read_text()}
+        assert api.wait_for_job(api.post("/notes", body).json()["job_id"])["status"] == "done"
+    scripted_model.script = Script(tokens=["His reading is flying but his handwriting is messy [1]."])
+    events_of(user=user, question="Sum up what Finn's teacher said at the parent-teacher meeting.")
+    sources = scripted_model.script.bodies[-1]["messages"][0]["content"].split("Sources:", 1)[1]  # type: ignore[index]
+    assert "handwriting messy" in sources and "Dublin Zoo" in sources, sources
+    assert "Finn's 9th birthday party" not in sources and "Jump Zone" not in sources, sources
+
+
 def test_a_list_cut_across_two_passages_reaches_the_model_whole_and_in_the_order_it_was_written(
     celery_worker: None, scripted_model: ScriptedModel
 ) -> None:
