@@ -99,7 +99,7 @@ def ground(
             kept = [best + 1]
         is_claim = len(content_words(plain[index])) >= 2
         copied = any(header in sentence for header in copied_headers)
-        misquoted = quantities.misquoted(plain[index], amounts)
+        misquoted = quantities.misquoted(plain[index], amounts) + quantities.invented(plain[index], amounts)
         lead_in = index == len(sentences) - 1 and plain[index].endswith(":")  # a list or a quote that never came
         removed = (is_claim and not kept) or copied or bool(misquoted) or lead_in
         records.append(

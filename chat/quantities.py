@@ -5,8 +5,10 @@ The number is in the passages, so the sentence looks supported, but what it tell
 A quantity of the answer is *misquoted* when its number stands in the passages only with units of
 another meaning: never bare, never with the answer's unit. A number the passages do not have, or have
 bare ("groceries 700" answered "€700"), is not this rule's to judge — but a currency the passages never
-name is taken off it: "quartz ~1,200" is not "$1,200" to someone who counts in euro. Rules of how people
-write amounts, in notes, prose and dialogue alike.
+name is taken off it: "quartz ~1,200" is not "$1,200" to someone who counts in euro. A sum of money the
+passages give in no form at all (not in thousands, not as two of their numbers added or taken apart) is
+*invented*: "€3,200" from "€3k more" and "~€1,200". Rules of how people write amounts, in notes, prose and
+dialogue alike.
 """
 
 import re
@@ -121,6 +123,30 @@ def misquoted(sentence: str, passages: Given) -> list[str]:
 
 
 _CURRENCIES = frozenset("$ € £ ¥ ₹".split())
+_SCALES = (Decimal(1), Decimal(1000), Decimal(1_000_000), Decimal(1_000_000_000))  # "3k", "€1.2m", "2bn" as told
+_SUMMED_MAX = 200  # of the passages' numbers, the first this many are added and taken from each other
+
+
+def invented(sentence: str, passages: Given) -> list[str]:
+    """The sums of money in `sentence` that the passages never give, each as the sentence writes it: "€3,200"
+    where they say "rooflight … €3k more" and "~€1,200 for calcs" and "85-95k". A sum they give in thousands
+    in thousands or millions ("€3,000" for "3k", "€1.2k" for "1,200"), or two of their numbers so written added
+    or one taken from the other ("€35,000" for "95k" less "60k"), is given."""
+    told = {Decimal(value) for value in passages if _is_decimal(value)}
+    numbers = sorted(told)[:_SUMMED_MAX]
+    wrong = []
+    for written, value, units in _read(sentence):
+        if not units & _CURRENCIES or not _is_decimal(value):
+            continue
+        scaled = {Decimal(value) / scale for scale in _SCALES} | {Decimal(value) * scale for scale in _SCALES}
+        if scaled & told or any({amount - number, amount + number} & told for amount in scaled for number in numbers):
+            continue
+        wrong.append(written)
+    return wrong
+
+
+def _is_decimal(value: str) -> bool:
+    return bool(re.fullmatch(r"\d+(?:\.\d+)?", value))
 
 
 def without_unnamed_currency(sentence: str, passages: Given) -> str:

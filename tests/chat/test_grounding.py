@@ -95,6 +95,25 @@ def test_a_number_in_its_own_unit_or_in_words_the_notes_leave_bare_stands() -> N
     )
 
 
+ARCHITECT = (
+    "met Siobhan Kearney (architect) at the house\n"
+    "rooflight over the table instead of 2 velux - cost about the same, €3k more light\n"
+    "steel beam needed where the back wall comes out - engineer Colm to check, ~€1,200 for calcs\n"
+    "she said budget realistic is 85-95k incl VAT, NOT the 60k we had in mind"
+)
+
+
+def test_a_sum_of_money_the_notes_never_give_is_dropped() -> None:
+    """Seen in a browser walk: "How much will the extension cost?" → "The extension will cost €3,200 [1]."."""
+    assert ground("The extension will cost €3,200 [1].", [ARCHITECT]).text == ""
+    for answer in (
+        "The architect thinks a realistic budget is €85,000 to €95,000 including VAT [1].",
+        "The structural calculations cost about €1,200 [1].",
+        "The realistic budget is €35,000 more than the €60,000 you had in mind [1].",  # 95k less 60k
+    ):
+        assert ground(answer, [ARCHITECT]).text == answer
+
+
 def test_a_lead_in_with_nothing_after_its_colon_is_no_answer() -> None:
     # Seen in a browser walk (2026-12-07): "What did the doctor say?" → "Dr Okafor: [1]", the note's title
     # and a colon, kept because the passage "supports" its one word.

@@ -2,7 +2,7 @@
 
 import pytest
 
-from chat.quantities import given, misquoted, quantities, without_unnamed_currency
+from chat.quantities import given, invented, misquoted, quantities, without_unnamed_currency
 
 
 @pytest.mark.parametrize(
@@ -45,3 +45,12 @@ def test_a_currency_the_passages_never_name_is_taken_off_a_number_they_write_bar
     assert without_unnamed_currency("Groceries are $700 a month.", budget) == "Groceries are 700 a month."
     # A number they give with a unit is `misquoted`'s to judge; one they do not have is not judged at all.
     assert without_unnamed_currency("Rent is $1,200 and parking $90.", budget) == "Rent is $1,200 and parking $90."
+
+
+def test_a_sum_of_money_is_invented_when_the_notes_give_it_in_no_form() -> None:
+    notes = given(["rooflight €3k more", "~€1,200 for calcs", "budget 85-95k, not the 60k we had in mind"])
+    assert invented("It costs €3,200.", notes) == ["€3,200"]
+    assert invented("It costs €61,000 or 4,000 euro.", notes) == ["€61,000", "4,000 euro"]
+    assert invented("€3,000 more for the rooflight, €1.2k for calcs, €85,000 to €95,000 in all.", notes) == []
+    assert invented("€25,000 over what we had in mind, €1,203 with the stamp.", notes) == []  # 85k - 60k; 1,200 + 3
+    assert invented("It takes 3,200 hours.", notes) == []  # not money
