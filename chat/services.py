@@ -778,21 +778,13 @@ def _named_sources(question: str, hits: list[Hit]) -> list[int]:
     "meeting" of "Sum up what Finn's teacher said at the parent-teacher meeting." in "Parent-teacher meeting with
     Ms Gallagher"). None when no title shares one ("What's been happening at work lately?"). A name is no such
     word: "Sum up everything about Finn." asks about him wherever he is, not about "Finn's 9th birthday party"."""
-    beyond = _stems(" ".join(intent.beyond_the_gist(question)))
-    common = _stems(" ".join(word for word in re.findall(r"[^\W_]+", question) if word.islower()))
-    asked = (beyond & common) - grounding.STOPWORDS
+    beyond = checks.stems(" ".join(intent.beyond_the_gist(question)))
+    asked = beyond & checks.stems(" ".join(word for word in re.findall(r"[^\W_]+", question) if word.islower()))
     shared: dict[int, int] = {}
     for hit in hits:
-        shared.setdefault(hit.source_id, len(asked & _stems(_title_words(hit.source_title))))
+        shared.setdefault(hit.source_id, len(asked & checks.stems(_title_words(hit.source_title))))
     most = max(shared.values(), default=0)
     return [source for source, count in shared.items() if most and count == most]
-
-
-def _stems(text: str) -> set[str]:
-    """The words of `text` of three letters or more as titles and questions share them, in lower case: "plans"
-    as "plan", "Meetings" as "meeting" ("class" stays)."""
-    words = (word.lower() for word in re.findall(r"[^\W_]+", text) if len(word) > 2)
-    return {word[:-1] if len(word) > 3 and word.endswith("s") and not word.endswith("ss") else word for word in words}
 
 
 def _found_text(hits: list[Hit]) -> str:
