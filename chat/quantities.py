@@ -130,8 +130,8 @@ _SUMMED_MAX = 200  # of the passages' numbers, the first this many are added and
 def invented(sentence: str, passages: Given) -> list[str]:
     """The sums of money in `sentence` that the passages never give, each as the sentence writes it: "€3,200"
     where they say "rooflight … €3k more" and "~€1,200 for calcs" and "85-95k". A sum they give in thousands
-    in thousands or millions ("€3,000" for "3k", "€1.2k" for "1,200"), or two of their numbers so written added
-    or one taken from the other ("€35,000" for "95k" less "60k"), is given."""
+    or millions ("€3,000" for "3k", "€1.2k" for "1,200"), or two of their numbers so written added or one
+    taken from the other ("€35,000" for "95k" less "60k"), is given."""
     told = {Decimal(value) for value in passages if _is_decimal(value)}
     numbers = sorted(told)[:_SUMMED_MAX]
     wrong = []

@@ -1077,8 +1077,8 @@ def check_answer(
         if "when" not in hit.anchor
     ]
     # Said to the person before any sentence is dropped: "They were snappy" is the user only after "The user wrote…".
-    answer = voice.the_user_as_you(answer)
-    grounded = grounding.ground(answer, [_as_read(hit, zone) for hit in hits], headers=headers, threshold=support)
+    spoken = voice.the_user_as_you(answer)
+    grounded = grounding.ground(spoken, [_as_read(hit, zone) for hit in hits], headers=headers, threshold=support)
     check = {"model_answer": model_answer, **grounded.check}
     check |= {"dated": answer} if answer != model_answer else {}
     if not grounded.text:

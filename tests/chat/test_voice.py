@@ -96,6 +96,7 @@ def test_a_pdf_answer_that_calls_the_person_the_user_says_you() -> None:
         question="When is my payment due?", answer="The user's payment is due on 3 March [1].", hits=[pdf]
     )
     assert answered.text == "Your payment is due on 3 March [1]."
+    assert "dated" not in answered.check  # said as "you", not answered from a date heading
 
 
 def test_they_after_a_dropped_sentence_about_the_user_is_still_you() -> None:
